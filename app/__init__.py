@@ -1,0 +1,3 @@
+"""deskmate: a local terminal agent."""
+
+__version__ = "0.1.0"

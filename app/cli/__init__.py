@@ -1,0 +1,56 @@
+"""The ``deskmate`` command.
+
+Imports stay light here (click, our config): ``deskmate --help`` must answer at once,
+so llama_cpp, textual, torch and friends load inside the commands that need them.
+
+Exit codes: 0 success, 1 a runtime failure (model, download, server), 2 wrong usage,
+3 an unusable config file, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from app import __version__
+from app.cli.common import DeskmateGroup, Env
+from app.cli.placeholders import register_placeholders
+
+
+@click.group(cls=DeskmateGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="deskmate")
+@click.option("--config", "config_path", type=click.Path(path_type=Path),
+              help="Config file to use (default: DESKMATE_CONFIG or the user config dir).")
+@click.option("--model", "-m", help="Model for this run: registry name, hf:OWNER/REPO/FILE, "
+              "or a .gguf path.")
+@click.pass_context
+def main(ctx: click.Context, config_path: Path | None, model: str | None) -> None:
+    """deskmate — a local agent for your terminal, your tools, your models.
+
+    Run without a command to open the app.
+    """
+    ctx.obj = Env(config_path=config_path, model=model)
+    if ctx.invoked_subcommand is None:
+        from app.ui.launch import launch
+
+        launch(ctx.obj)
+
+
+def _add_commands() -> None:
+    from app.cli.chat import chat
+    from app.cli.config_cmd import config
+    from app.cli.models import models
+
+    for command in (chat, models, config):
+        main.add_command(command)
+    register_placeholders(main)
+
+
+_add_commands()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

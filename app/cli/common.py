@@ -1,0 +1,49 @@
+"""Shared CLI plumbing: the context object and one place that turns errors into exits."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from app.config import Config, ConfigError, load_config
+from app.llm.base import ModelError
+
+EXIT_FAILURE, EXIT_USAGE, EXIT_CONFIG, EXIT_INTERRUPTED = 1, 2, 3, 130
+
+
+@dataclass
+class Env:
+    """What every command may need; the config is read on first use."""
+
+    config_path: Path | None = None
+    model: str | None = None
+    _config: Config | None = field(default=None, repr=False)
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            self._config = load_config(self.config_path)
+        return self._config
+
+
+def fail(message: str, code: int = EXIT_FAILURE) -> None:
+    click.echo(f"deskmate: {message}", err=True)
+    sys.exit(code)
+
+
+class DeskmateGroup(click.Group):
+    """A click group that reports our errors as one clear line instead of a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ConfigError as exc:
+            fail(f"{exc}\n(fix the file, or point DESKMATE_CONFIG at another one)", EXIT_CONFIG)
+        except ModelError as exc:
+            fail(str(exc), EXIT_FAILURE)
+        except KeyboardInterrupt:
+            fail("interrupted", EXIT_INTERRUPTED)

@@ -1,0 +1,24 @@
+"""Open the model for a command, pulling it first when it is named but not here yet."""
+
+from __future__ import annotations
+
+import click
+
+from app.cli.common import Env
+from app.llm import ChatModel, open_model
+from app.llm.registry import ModelNotDownloaded
+
+
+def load_model(env: Env, model: str | None = None, *, quiet: bool = False) -> ChatModel:
+    spec = model or env.model
+    try:
+        return open_model(env.config, spec)
+    except ModelNotDownloaded as missing:
+        # The user named a model we know how to fetch: fetching it is what they expect.
+        from app.llm.download import pull
+
+        if not quiet:
+            click.echo(f"downloading {missing.source.label} from "
+                       f"{missing.source.repo} …", err=True)
+        pull(missing.source.spec)
+        return open_model(env.config, spec)

@@ -1,0 +1,123 @@
+"""``deskmate models``: the registry, downloads, and which model is active."""
+
+from __future__ import annotations
+
+import json
+import click
+
+from app.cli.common import Env, fail
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def models(ctx: click.Context) -> None:
+    """List known models; pull, inspect and choose one."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_models)
+
+
+@models.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.pass_obj
+def list_models(env: Env, as_json: bool) -> None:
+    """Show the registry and which models are on this machine."""
+    from app.llm.registry import cached_path, parse_model_spec, registry
+
+    active = env.config.model.name
+    rows = []
+    for entry in registry().values():
+        path = cached_path(parse_model_spec(entry.name))
+        rows.append({"name": entry.name, "description": entry.description,
+                     "size_mb": entry.size_mb, "path": str(path) if path else None,
+                     "active": entry.name == active, "recommended": entry.recommended,
+                     "source": entry.repo or f"pip:{entry.pip}", "train": entry.train})
+    if active and active not in {r["name"] for r in rows}:
+        rows.append({"name": active, "description": "(from the config)", "size_mb": None,
+                     "path": active, "active": True, "recommended": False,
+                     "source": active, "train": ""})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        mark = "*" if r["active"] else " "
+        state = "ready" if r["path"] else f"{r['size_mb']:,} MB to pull" if r["size_mb"] else ""
+        click.echo(f"{mark} {r['name']:<{width}}  {state:<16}  {r['description']}")
+    click.echo("\n* active model.  `deskmate models pull NAME` downloads, "
+               "`deskmate models use NAME|PATH` activates.")
+    if not active:
+        click.echo("No model is active yet.")
+
+
+@models.command()
+@click.argument("spec")
+def pull(spec: str) -> None:
+    """Download a model (registry name or hf:OWNER/REPO/FILE.gguf) and verify it."""
+    from app.llm.download import pull as do_pull
+    from app.llm.registry import parse_model_spec
+
+    source = parse_model_spec(spec)
+    if source.is_remote:
+        click.echo(f"pulling {source.file} from {source.repo} …", err=True)
+    try:
+        path = do_pull(spec)
+    except KeyboardInterrupt:
+        fail("download interrupted; run the same command again to resume it", 130)
+    click.echo(str(path))
+
+
+@models.command()
+@click.argument("spec")
+@click.pass_obj
+def use(env: Env, spec: str) -> None:
+    """Make SPEC (registry name, hf:…, or a .gguf path) the model deskmate runs."""
+    from app.config import update_config
+    from app.llm.download import verify
+    from app.llm.registry import ModelNotDownloaded, parse_model_spec, resolve_model
+
+    source = parse_model_spec(spec)
+    value = spec
+    if source.path is not None and not source.entry:
+        path = source.path.resolve()
+        verify(path)
+        value = str(path)
+    else:
+        try:
+            verify(resolve_model(spec))
+        except ModelNotDownloaded:
+            click.echo(f"note: {spec} is not downloaded yet; it will be pulled on first use "
+                       f"(or run `deskmate models pull {spec}` now)", err=True)
+
+    def set_model(data: dict) -> None:
+        data.setdefault("model", {})["name"] = value
+
+    update_config(set_model, env.config_path)
+    click.echo(f"active model: {value}")
+
+
+@models.command()
+@click.argument("spec")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def info(spec: str, as_json: bool) -> None:
+    """Show what a model file says about itself (architecture, context, template)."""
+    from app.llm.base import ModelError
+    from app.llm.gguf_file import GGUFError, inspect_gguf
+    from app.llm.registry import resolve_model
+
+    try:
+        gguf = inspect_gguf(resolve_model(spec))
+    except GGUFError as exc:
+        raise ModelError(str(exc)) from exc
+    facts = {
+        "path": str(gguf.path), "name": gguf.name, "architecture": gguf.architecture,
+        "type": gguf.file_type, "size_mb": round(gguf.size / 1e6, 1),
+        "context_length": gguf.context_length, "tensors": gguf.tensor_count,
+        "chat_template": bool(gguf.chat_template), "gguf_version": gguf.version,
+    }
+    if as_json:
+        click.echo(json.dumps(facts, indent=2))
+        return
+    for key, value in facts.items():
+        click.echo(f"{key:>15}: {value}")
+    if not gguf.chat_template:
+        click.echo("note: no chat template in the file; deskmate will use ChatML")

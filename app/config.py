@@ -1,0 +1,236 @@
+"""The user's config file: typed, validated as a whole, written atomically.
+
+The file is TOML (documented in ``assets/config.toml``). Every section is a frozen
+dataclass whose fields carry their documentation and constraints in ``metadata``;
+``load_config`` checks every key before anything starts, so the app never runs on
+half a config, and an error names the file, the line and the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import re
+import tempfile
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from app import paths
+
+
+class ConfigError(Exception):
+    """A config file that cannot be used as it is."""
+
+    def __init__(self, path: Path, message: str, *, line: int | None = None, key: str = ""):
+        self.path, self.line, self.key, self.message = path, line, key, message
+        where = f"{path}:{line}" if line else str(path)
+        what = f" {key}:" if key else ""
+        super().__init__(f"config error in {where}:{what} {message}")
+
+
+def _field(default: Any, doc: str, **constraints: Any) -> Any:
+    return field(default=default, metadata={"doc": doc, **constraints})
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str = _field(
+        "",
+        "Model to run: a registry name (`deskmate models`), hf:OWNER/REPO/FILE.gguf, "
+        "or the path of a local .gguf file. Empty: none chosen yet.",
+    )
+    backend: str = _field(
+        "llama.cpp",
+        "llama.cpp runs the model in-process; openai talks to an OpenAI-compatible server.",
+        choices=("llama.cpp", "openai"),
+    )
+    context: int = _field(8192, "Context window in tokens.", min=256)
+    threads: int = _field(0, "CPU threads for llama.cpp; 0 picks the physical cores.", min=0)
+    gpu_layers: int = _field(
+        -1, "Layers offloaded to the GPU: -1 all when the build supports it, 0 none.", min=-1
+    )
+    batch: int = _field(512, "Prompt tokens evaluated per llama.cpp batch.", min=1)
+    adapter: str = _field("", "Path of a LoRA adapter in GGUF format; empty for none.")
+    adapter_scale: float = _field(1.0, "Strength of the LoRA adapter.")
+    temperature: float = _field(0.2, "Sampling temperature; 0 is greedy.", min=0.0)
+    max_tokens: int = _field(2048, "Most tokens generated per model reply.", min=1)
+    seed: int = _field(-1, "Sampling seed; -1 picks a random one per run.", min=-1)
+
+
+@dataclass(frozen=True)
+class OpenAIConfig:
+    base_url: str = _field(
+        "http://127.0.0.1:8080/v1", "Base URL of the server (llama-server, vLLM, Ollama)."
+    )
+    model: str = _field("", "Model name sent to the server; empty lets the server choose.")
+    api_key_env: str = _field(
+        "OPENAI_API_KEY", "Environment variable holding the API key (the key is never stored)."
+    )
+    timeout: float = _field(120.0, "Seconds to wait for the server.", min=0.1)
+
+
+@dataclass(frozen=True)
+class UIConfig:
+    theme: str = _field("textual-dark", "Textual theme of the app.")
+
+
+@dataclass(frozen=True)
+class Config:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    openai: OpenAIConfig = field(default_factory=OpenAIConfig)
+    ui: UIConfig = field(default_factory=UIConfig)
+
+
+# ---------------------------------------------------------------- reading
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Read and validate the config file; a missing file means all defaults."""
+    path = path or paths.config_file()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Config()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(path, f"cannot read the file ({exc})") from exc
+    return config_from_dict(_parse(path, text), path, text)
+
+
+def _parse(path: Path, text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # Python 3.11's TOMLDecodeError carries the position only in its message.
+        match = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        line = int(match.group(1)) if match else None
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+        raise ConfigError(path, f"invalid TOML: {message}", line=line) from exc
+
+
+def config_from_dict(data: dict[str, Any], path: Path, text: str = "") -> Config:
+    sections: dict[str, Any] = {}
+    known = {f.name: f for f in dataclasses.fields(Config)}
+    for name, table in data.items():
+        if name not in known:
+            raise ConfigError(
+                path, f"unknown section{_did_you_mean(name, known)}",
+                line=_find_line(text, "", name) or _find_line(text, name, None), key=name,
+            )
+        if not isinstance(table, dict):
+            raise ConfigError(
+                path, "must be a table, e.g. [" + name + "]",
+                line=_find_line(text, "", name), key=name,
+            )
+        sections[name] = _section(known[name].default_factory(), name, table, path, text)
+    return Config(**sections)
+
+
+def _section(defaults: Any, section: str, table: dict[str, Any], path: Path, text: str) -> Any:
+    fields = {f.name: f for f in dataclasses.fields(defaults)}
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        dotted = f"{section}.{key}"
+        line = _find_line(text, section, key)
+        if key not in fields:
+            raise ConfigError(path, f"unknown key{_did_you_mean(key, fields)}", line=line,
+                              key=dotted)
+        problem = _check(fields[key], value)
+        if problem:
+            raise ConfigError(path, problem, line=line, key=dotted)
+        values[key] = float(value) if fields[key].type == "float" else value
+    return dataclasses.replace(defaults, **values)
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,),
+}
+
+
+def _check(f: dataclasses.Field, value: Any) -> str | None:
+    expected = _TYPES[str(f.type)]
+    # bool is an int in Python, but `context = true` is a mistake, not 1.
+    if not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
+        return f"expected {f.type}, got {type(value).__name__} {value!r}"
+    if (choices := f.metadata.get("choices")) and value not in choices:
+        return f"must be one of {', '.join(map(repr, choices))}, got {value!r}"
+    if (low := f.metadata.get("min")) is not None and value < low:
+        return f"must be at least {low}, got {value!r}"
+    return None
+
+
+def _did_you_mean(name: str, known: Any) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
+
+
+_TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\s*(#.*)?$")
+
+
+def _find_line(text: str, section: str, key: str | None) -> int | None:
+    """Best-effort line of ``key`` inside ``[section]`` (tomllib gives no positions)."""
+    current = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if table := _TABLE.match(line):
+            current = table.group(1).replace('"', "").replace("'", "")
+            if key is None and current == section:
+                return number
+            continue
+        if key is None:
+            continue
+        for prefix, scope in ((f"{section}.", ""), ("", section)):
+            if current == scope and re.match(
+                rf"^\s*[\"']?{re.escape(prefix + key)}[\"']?\s*[=.]", line
+            ):
+                return number
+    return None
+
+
+# ---------------------------------------------------------------- writing
+
+
+def update_config(mutate: Callable[[dict[str, Any]], None], path: Path | None = None) -> Config:
+    """Change the config file through ``mutate(data)`` and write it back atomically.
+
+    A file that does not parse or validate is never overwritten: the user may be in the
+    middle of editing it. The previous version is kept as ``config.toml.bak``.
+    """
+    path = path or paths.config_file()
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    data = _parse(path, text) if text else {}
+    config_from_dict(data, path, text)
+    mutate(data)
+    config = config_from_dict(data, path)
+    if text:
+        atomic_write(path.with_name(path.name + ".bak"), text)
+    atomic_write(path, tomli_w.dumps(data))
+    return config
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write via a temp file and rename, so a crash leaves the old or the new file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def documented_template() -> str:
+    """The commented default config shipped in assets/."""
+    from importlib.resources import files
+
+    return files("assets").joinpath("config.toml").read_text(encoding="utf-8")

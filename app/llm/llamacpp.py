@@ -1,0 +1,382 @@
+"""``LlamaCppModel``: a GGUF model run in-process by llama-cpp-python.
+
+Why we drive llama.cpp a level below ``create_completion``: we evaluate the prompt
+ourselves, batch by batch, so that (1) usage reports exactly how many prompt tokens
+came from the KV cache and how many were evaluated, and (2) cancel works between
+batches of a long prompt, not only between generated tokens. Generation then starts
+on a fully cached prompt. The agent keeps its transcript append-only, so each call's
+prompt extends the previous one and only the new tokens are evaluated.
+"""
+
+from __future__ import annotations
+
+import codecs
+import ctypes
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from app.llm.base import (
+    ChatMessage,
+    Delta,
+    Finished,
+    GenerationParams,
+    ModelError,
+    ModelInfo,
+    StreamEvent,
+    TokenClock,
+)
+from app.llm.gguf_file import GGUFError, inspect_gguf
+from app.llm.stops import StopMatcher
+
+# Used when a GGUF carries no chat template (llama.cpp falls back to ChatML too).
+CHATML_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message.role }}\n"
+    "{{ message.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def physical_cores() -> int:
+    """Physical cores available to us: llama.cpp decodes slower on hyperthreads."""
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+    try:
+        pairs = set()
+        core = phys = ""
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("physical id"):
+                phys = line.split(":")[1].strip()
+            elif line.startswith("core id"):
+                core = line.split(":")[1].strip()
+                pairs.add((phys, core))
+        if pairs:
+            return max(1, min(available, len(pairs)))
+    except OSError:
+        pass
+    return max(1, available)
+
+
+class LlamaCppModel:
+    """A chat model on llama.cpp. One generation at a time (calls are serialised)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        context: int = 8192,
+        threads: int = 0,
+        gpu_layers: int = -1,
+        batch: int = 512,
+        adapter: str | Path | None = None,
+        adapter_scale: float = 1.0,
+        seed: int = -1,
+        name: str | None = None,
+        verbose: bool = False,
+    ) -> None:
+        try:
+            gguf = inspect_gguf(path)
+        except GGUFError as exc:
+            raise ModelError(str(exc)) from exc
+        if gguf.file_type == "adapter":
+            raise ModelError(f"{gguf.path} is a LoRA adapter, not a model: set it as "
+                             "[model] adapter and pick its base model as [model] name")
+        if adapter:
+            _check_adapter(Path(adapter), gguf.architecture)
+
+        import llama_cpp  # heavy: loads the shared library
+
+        offload = bool(llama_cpp.llama_supports_gpu_offload())
+        n_gpu = (-1 if gpu_layers < 0 else gpu_layers) if offload else 0
+        n_threads = threads or physical_cores()
+        train_ctx = gguf.context_length or context
+        try:
+            self._llm = llama_cpp.Llama(
+                model_path=str(gguf.path),
+                n_ctx=min(context, train_ctx) if train_ctx else context,
+                n_batch=batch,
+                n_ubatch=batch,
+                n_threads=n_threads,
+                n_threads_batch=n_threads,
+                n_gpu_layers=n_gpu,
+                lora_path=str(adapter) if adapter else None,
+                lora_scale=adapter_scale,
+                seed=seed if seed >= 0 else llama_cpp.LLAMA_DEFAULT_SEED,
+                verbose=verbose,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(
+                f"llama.cpp could not load {gguf.path}"
+                + (f" with adapter {adapter}" if adapter else "")
+                + f": {exc}. The file may be for an architecture this llama.cpp build does "
+                "not know ({gguf.architecture}), or the machine may lack the memory."
+            ) from exc
+        self._llama_cpp = llama_cpp
+        self._lock = threading.Lock()
+        self._gguf = gguf
+        self._adapter = str(adapter or "")
+        self._adapter_scale = adapter_scale
+        self._formatter = self._make_formatter()
+        self.info = ModelInfo(
+            name=name or gguf.name,
+            backend="llama.cpp",
+            context_size=self._llm.n_ctx(),
+            architecture=gguf.architecture,
+            path=str(gguf.path),
+            adapter=self._adapter,
+            gpu_offload=offload and n_gpu != 0,
+        )
+
+    # ------------------------------------------------------------ prompt
+
+    def _make_formatter(self) -> Any:
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        llm = self._llm
+        eos_id, bos_id = llm.token_eos(), llm.token_bos()
+        eos = llm._model.token_get_text(eos_id) if eos_id != -1 else ""
+        bos = llm._model.token_get_text(bos_id) if bos_id != -1 else ""
+        return Jinja2ChatFormatter(
+            template=self._gguf.chat_template or CHATML_TEMPLATE,
+            eos_token=eos,
+            bos_token=bos,
+            stop_token_ids=[eos_id] if eos_id != -1 else None,
+        )
+
+    def render(self, messages: Sequence[ChatMessage],
+               tools: Sequence[dict[str, Any]] = ()) -> str:
+        """The prompt text the chat template makes of ``messages``."""
+        try:
+            result = self._formatter(
+                messages=[m.to_openai() for m in messages], tools=list(tools) or None
+            )
+        except Exception as exc:  # jinja raises many types; all mean "template failed"
+            raise ModelError(f"the chat template of {self.info.name} failed to render "
+                             f"these messages: {exc}") from exc
+        return result.prompt
+
+    def tokenize(self, text: str) -> list[int]:
+        # Templates write BOS themselves where the model wants it.
+        return self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def count_tokens(self, messages: Sequence[ChatMessage],
+                     tools: Sequence[dict[str, Any]] = ()) -> int:
+        return len(self.tokenize(self.render(messages, tools)))
+
+    # ------------------------------------------------------------ generation
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        params: GenerationParams = GenerationParams(),
+        cancel: threading.Event | None = None,
+    ) -> Iterator[StreamEvent]:
+        cancel = cancel or threading.Event()
+        tokens = self.tokenize(self.render(messages, params.tools))
+        n_ctx = self._llm.n_ctx()
+        if len(tokens) >= n_ctx:
+            raise ModelError(
+                f"the prompt is {len(tokens):,} tokens but {self.info.name} runs with a "
+                f"context of {n_ctx:,}: raise [model] context or start a new session"
+            )
+        grammar = self._grammar(params)
+        with self._lock:
+            clock = TokenClock(time.perf_counter())
+            reused = self._load_prompt(tokens, cancel)
+            counts = {"prompt_tokens": len(tokens), "reused_tokens": reused,
+                      "evaluated_tokens": len(tokens) - reused if reused >= 0 else 0}
+            if reused < 0:  # cancelled during prompt evaluation
+                counts["reused_tokens"] = 0
+                yield Finished("", "cancelled", clock.usage(time.perf_counter(), **counts))
+                return
+            yield from self._generate(tokens, params, grammar, cancel, clock, counts)
+
+    def _load_prompt(self, tokens: list[int], cancel: threading.Event) -> int:
+        """Put ``tokens`` into the KV cache, evaluating only what is not there yet.
+
+        Returns the number of tokens reused from the cache, or -1 when cancelled.
+        """
+        llm = self._llm
+        cached = llm._input_ids  # tokens whose KV entries are live
+        prefix = 0
+        for a, b in zip(cached, tokens, strict=False):
+            if a != b:
+                break
+            prefix += 1
+        exact = prefix == len(tokens) == llm.n_tokens and not llm._requires_eval
+        if not exact:
+            # The last prompt token must be evaluated to get the logits to sample from.
+            prefix = min(prefix, len(tokens) - 1)
+            if not llm._ctx.kv_cache_seq_rm(-1, prefix, -1):
+                prefix = 0  # this model's cache cannot be cut: start over
+                llm.reset()
+            llm.n_tokens = prefix
+            for start in range(prefix, len(tokens), llm.n_batch):
+                if cancel.is_set():
+                    return -1
+                llm.eval(tokens[start : start + llm.n_batch])
+        return prefix
+
+    def _generate(
+        self,
+        tokens: list[int],
+        params: GenerationParams,
+        grammar: Any,
+        cancel: threading.Event,
+        clock: TokenClock,
+        counts: dict[str, int],
+    ) -> Iterator[StreamEvent]:
+        llm = self._llm
+        vocab = llm._model.vocab
+        is_eog = self._llama_cpp.llama_vocab_is_eog
+        if params.seed is not None:
+            llm.set_seed(params.seed)
+        max_new = min(params.max_tokens, llm.n_ctx() - len(tokens))
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        stops = StopMatcher(params.stop)
+        finish = "length"
+        generated: list[int] = []
+        # Cached prompt + reset=True: generate() sees an exact cache hit and samples at once.
+        gen = llm.generate(
+            tokens, temp=params.temperature, top_p=params.top_p, top_k=40, min_p=0.05,
+            repeat_penalty=1.0, grammar=grammar, reset=True,
+        )
+        try:
+            for token in gen:
+                if cancel.is_set():
+                    finish = "cancelled"
+                    break
+                if is_eog(vocab, token):
+                    finish = "stop"
+                    break
+                clock.tick(time.perf_counter())
+                piece = decoder.decode(llm.detokenize([token], prev_tokens=tokens + generated))
+                generated.append(token)
+                emit, stopped = stops.feed(piece)
+                if emit:
+                    yield Delta(emit)
+                if stopped:
+                    finish = "stop"
+                    break
+                if len(generated) >= max_new:
+                    break
+        finally:
+            gen.close()
+        if finish != "stop" or not stops.stopped:
+            tail, _ = stops.feed(decoder.decode(b"", final=True))
+            tail += stops.flush()
+            if tail:
+                yield Delta(tail)
+        if cancel.is_set():
+            finish = "cancelled"
+        yield Finished(stops.text, finish, clock.usage(time.perf_counter(), **counts))
+
+    def _grammar(self, params: GenerationParams) -> Any:
+        if params.grammar and params.json_schema:
+            raise ModelError("give either a grammar or a JSON schema, not both")
+        if not (params.grammar or params.json_schema):
+            return None
+        from llama_cpp import LlamaGrammar
+
+        try:
+            if params.grammar:
+                grammar = LlamaGrammar.from_string(params.grammar, verbose=False)
+            else:
+                grammar = LlamaGrammar.from_json_schema(json.dumps(params.json_schema),
+                                                        verbose=False)
+        except Exception as exc:
+            raise ModelError(f"invalid grammar or JSON schema: {exc}") from exc
+        # llama.cpp parses the grammar only when the sampler is built, and a NULL
+        # sampler from a bad grammar crashes the process: try it here first.
+        lib = self._llama_cpp
+        probe = lib.llama_sampler_init_grammar(
+            self._llm._model.vocab, grammar._grammar.encode(), grammar._root.encode())
+        if not probe:
+            raise ModelError("invalid grammar: llama.cpp could not parse it (GBNF syntax, "
+                             "with a `root` rule)")
+        lib.llama_sampler_free(probe)
+        return grammar
+
+    # ------------------------------------------------------------ KV state
+
+    def _identity(self) -> dict[str, Any]:
+        stat = self._gguf.path.stat()
+        return {"model": str(self._gguf.path.resolve()), "size": stat.st_size,
+                "mtime": int(stat.st_mtime), "adapter": self._adapter,
+                "adapter_scale": self._adapter_scale, "n_ctx": self._llm.n_ctx()}
+
+    def save_state(self, path: str | Path) -> int:
+        """Write the KV cache (and its tokens) to ``path``; returns the token count.
+
+        Resuming a session then restores it instead of evaluating the transcript again.
+        """
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        llm = self._llm
+        with self._lock:
+            n = llm.n_tokens
+            tokens = (self._llama_cpp.llama_token * n)(*llm._input_ids.tolist())
+            tmp = path.with_suffix(path.suffix + ".tmp")
+            if not self._llama_cpp.llama_state_save_file(llm._ctx.ctx, str(tmp).encode(),
+                                                         tokens, n):
+                tmp.unlink(missing_ok=True)
+                raise ModelError(f"llama.cpp could not save the KV state to {path}")
+            os.replace(tmp, path)
+        Path(str(path) + ".json").write_text(json.dumps({**self._identity(), "tokens": n}))
+        return n
+
+    def load_state(self, path: str | Path) -> int:
+        """Restore a KV state saved by ``save_state`` for this same model.
+
+        Returns the number of tokens restored; 0 when the file is missing or was made by
+        another model, adapter or context size (the prompt is then simply evaluated).
+        """
+        path = Path(path)
+        try:
+            meta = json.loads(Path(str(path) + ".json").read_text())
+        except (OSError, ValueError):
+            return 0
+        if {k: meta.get(k) for k in self._identity()} != self._identity():
+            return 0
+        llm = self._llm
+        capacity = llm.n_ctx()
+        tokens = (self._llama_cpp.llama_token * capacity)()
+        count = ctypes.c_size_t(0)
+        with self._lock:
+            ok = self._llama_cpp.llama_state_load_file(
+                llm._ctx.ctx, str(path).encode(), tokens, capacity, ctypes.byref(count))
+            if not ok:
+                llm.reset()
+                return 0
+            n = count.value
+            llm.input_ids[:n] = tokens[:n]
+            llm.n_tokens = n
+            llm._requires_eval = True  # logits are not part of the state
+        return n
+
+    def reset(self) -> None:
+        """Forget the KV cache (the next call evaluates its whole prompt)."""
+        with self._lock:
+            self._llm.reset()
+
+    def close(self) -> None:
+        llm, self._llm = getattr(self, "_llm", None), None
+        if llm is not None:
+            llm.close()
+
+
+def _check_adapter(path: Path, base_arch: str) -> None:
+    try:
+        info = inspect_gguf(path)
+    except GGUFError as exc:
+        raise ModelError(f"LoRA adapter: {exc}") from exc
+    if info.file_type != "adapter":
+        raise ModelError(f"{path} is not a LoRA adapter (general.type = {info.file_type!r}); "
+                         "point [model] adapter at a .gguf adapter file")
+    if info.architecture != base_arch:
+        raise ModelError(f"adapter {path} was made for {info.architecture!r} models, but the "
+                         f"base model is {base_arch!r}: use the adapter's own base model")

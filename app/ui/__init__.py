@@ -1,0 +1,1 @@
+"""The Textual app. Nothing here is imported until the app starts."""

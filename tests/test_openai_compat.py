@@ -1,0 +1,106 @@
+"""OpenAICompatibleModel against a real server: llama-cpp-python's own, on loopback."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+import pytest
+
+from app.llm import ChatMessage, Delta, GenerationParams, ModelError, complete
+from app.llm.openai_compat import OpenAICompatibleModel
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model_path, tmp_path_factory):
+    port = free_port()
+    # The server logs a lot: a file, not a pipe nobody drains (a full pipe blocks it).
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(tiny_model_path),
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+         "--model_alias", "tiny"],
+        stdout=subprocess.DEVNULL, stderr=log.open("w"),
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail(f"llama_cpp.server did not start in 120 s: {log.read_text()[-2000:]}")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_streams_the_same_answer_as_in_process(server, tiny_model):
+    model = OpenAICompatibleModel(server, model="tiny")
+    try:
+        events = list(model.stream([ChatMessage("user", "What is the capital of France?")],
+                                   GenerationParams(max_tokens=20, temperature=0.0)))
+    finally:
+        model.close()
+    deltas = [e.text for e in events if isinstance(e, Delta)]
+    done = events[-1]
+    assert len(deltas) > 1 and "".join(deltas) == done.text
+    # Same GGUF, template and greedy sampling as the in-process runtime, so the same
+    # start; the server's default repeat penalty makes later tokens drift.
+    local = complete(tiny_model, [ChatMessage("user", "What is the capital of France?")],
+                     GenerationParams(max_tokens=20, temperature=0.0))
+    assert done.text[:20] == local.text[:20]
+    assert done.usage.completion_tokens >= len(deltas) - 1
+    assert done.usage.ttft_s > 0
+
+
+def test_length_and_cancel(server):
+    model = OpenAICompatibleModel(server, model="tiny")
+    try:
+        done = complete(model, [ChatMessage("user", "Write a long story.")],
+                        GenerationParams(max_tokens=5, temperature=0.0))
+        assert done.finish_reason == "length"
+        cancel = threading.Event()
+        seen = 0
+        for event in model.stream([ChatMessage("user", "Write a long story.")],
+                                  GenerationParams(max_tokens=300, temperature=0.0), cancel):
+            if isinstance(event, Delta):
+                seen += 1
+                if seen == 2:
+                    cancel.set()
+            else:
+                assert event.finish_reason == "cancelled"
+                assert event.usage.completion_tokens <= 3
+    finally:
+        model.close()
+
+
+def test_unreachable_server_is_a_clear_error():
+    model = OpenAICompatibleModel(f"http://127.0.0.1:{free_port()}/v1", timeout=2)
+    with pytest.raises(ModelError, match="cannot reach the model server"):
+        complete(model, [ChatMessage("user", "hi")])
+    model.close()
+
+
+def test_http_error_is_reported(server):
+    model = OpenAICompatibleModel(server.removesuffix("/v1") + "/nope")
+    with pytest.raises(ModelError, match="HTTP 404"):
+        complete(model, [ChatMessage("user", "hi")])
+    model.close()
