@@ -26,10 +26,11 @@ def test_registry_entries_are_complete():
 
 
 def test_hf_spec():
-    source = parse_model_spec("hf:unsloth/Qwen3-4B-Instruct-2507-GGUF/Qwen3-4B-Instruct-2507-Q4_K_M.gguf")
+    source = parse_model_spec(
+        "hf:unsloth/Qwen3-4B-Instruct-2507-GGUF/Qwen3-4B-Instruct-2507-Q4_K_M.gguf")
     assert source.repo == "unsloth/Qwen3-4B-Instruct-2507-GGUF"
     assert source.file == "Qwen3-4B-Instruct-2507-Q4_K_M.gguf"
-    with pytest.raises(ModelError, match="hf:OWNER/REPO/FILE.gguf"):
+    with pytest.raises(ModelError, match=r"hf:OWNER/REPO/FILE\.gguf"):
         parse_model_spec("hf:just-a-repo")
 
 
@@ -38,7 +39,7 @@ def test_path_spec(tmp_path):
 
 
 def test_unknown_name_lists_choices():
-    with pytest.raises(ModelError, match="unknown model 'llama-9000'.*qwen3-4b"):
+    with pytest.raises(ModelError, match=r"unknown model 'llama-9000'.*qwen3-4b"):
         parse_model_spec("llama-9000")
 
 

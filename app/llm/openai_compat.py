@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -114,8 +115,6 @@ class OpenAICompatibleModel:
                   "evaluated_tokens": usage.get("evaluated")}
         result = clock.usage(time.perf_counter(), **counts)
         if usage.get("completion"):
-            from dataclasses import replace
-
             result = replace(result, completion_tokens=usage["completion"])
         yield Finished("".join(text), finish, result)
 
@@ -146,10 +145,10 @@ def _usage(chunk: dict[str, Any]) -> dict[str, Any]:
         if cached is not None:
             out["cached"] = cached
             out["evaluated"] = out["prompt"] - cached
-    if timings := chunk.get("timings"):
-        if "cache_n" in timings and "prompt_n" in timings:
-            out["cached"], out["evaluated"] = timings["cache_n"], timings["prompt_n"]
-            out.setdefault("prompt", timings["cache_n"] + timings["prompt_n"])
+    timings = chunk.get("timings") or {}
+    if "cache_n" in timings and "prompt_n" in timings:
+        out["cached"], out["evaluated"] = timings["cache_n"], timings["prompt_n"]
+        out.setdefault("prompt", timings["cache_n"] + timings["prompt_n"])
     return out
 
 

@@ -64,10 +64,14 @@ class ChatView(Vertical):
                             + (" · GPU" if info.gpu_offload else ""))
 
     def show_problem(self, error: str, first_run: bool = False) -> None:
-        title = "Welcome to deskmate" if first_run else "The model could not be loaded"
-        body = error.replace("\n", "\n\n")
         if first_run:
-            body += "\n\nOr type `/model tiny` below to try the small offline model now."
+            title = "Welcome to deskmate"
+            head, _, rest = error.partition("\n")
+            body = (f"{head[0].upper()}{head[1:]}\n\n```text\n{rest}\n```\n\n"
+                    "Or type `/model tiny` below to try the small offline model now.")
+        else:
+            title = "The model could not be loaded"
+            body = error
         self._add(Markdown(f"## {title}\n\n{body}", classes="notice"))
         self.set_status("no model")
 

@@ -20,13 +20,15 @@ class ModelFailed(Message):
         super().__init__()
 
 
-class ReplyDelta(Message):
+class ReplyDelta(Message, bubble=False):
+    """A piece of the reply; handled by the ChatView that runs the generation."""
+
     def __init__(self, text: str) -> None:
         self.text = text
         super().__init__()
 
 
-class ReplyDone(Message):
+class ReplyDone(Message, bubble=False):
     def __init__(self, result: Finished) -> None:
         self.result = result
         super().__init__()
