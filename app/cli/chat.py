@@ -38,7 +38,7 @@ def chat(env: Env, prompt: tuple[str, ...], model: str | None, system: str,
 
     text = sys.stdin.read() if prompt == ("-",) else " ".join(prompt)
     cfg = env.config.model
-    llm = load_model(env, model, quiet=as_json)
+    llm = load_model(env, model)
     messages = [ChatMessage("system", system)] if system else []
     messages.append(ChatMessage("user", text))
     params = GenerationParams(

@@ -9,7 +9,7 @@ from app.llm import ChatModel, open_model
 from app.llm.registry import ModelNotDownloaded
 
 
-def load_model(env: Env, model: str | None = None, *, quiet: bool = False) -> ChatModel:
+def load_model(env: Env, model: str | None = None) -> ChatModel:
     spec = model or env.model
     try:
         return open_model(env.config, spec)
@@ -17,8 +17,8 @@ def load_model(env: Env, model: str | None = None, *, quiet: bool = False) -> Ch
         # The user named a model we know how to fetch: fetching it is what they expect.
         from app.llm.download import pull
 
-        if not quiet:
-            click.echo(f"downloading {missing.source.label} from "
-                       f"{missing.source.repo} …", err=True)
+        # stderr, so that --json output on stdout stays one clean object
+        click.echo(f"downloading {missing.source.label} from {missing.source.repo} …",
+                   err=True)
         pull(missing.source.spec)
         return open_model(env.config, spec)
