@@ -1,0 +1,1 @@
+"""The agent loop (ATLAS-style code orchestration). Knows nothing about Textual."""
