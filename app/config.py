@@ -35,6 +35,8 @@ class ConfigError(Exception):
 
 
 def _field(default: Any, doc: str, **constraints: Any) -> Any:
+    if isinstance(default, dict):
+        return field(default_factory=dict, metadata={"doc": doc, **constraints})
     return field(default=default, metadata={"doc": doc, **constraints})
 
 
@@ -80,11 +82,42 @@ class UIConfig:
     theme: str = _field("textual-dark", "Textual theme of the app.")
 
 
+def _parse_servers(value: Any) -> dict[str, Any]:
+    """``[mcp.servers.NAME]`` tables → ServerConfig, validated by tools.hub."""
+    from tools.hub.servers import ServerConfigError, server_from_table
+
+    if not isinstance(value, dict):
+        raise _SubkeyError("", "must be a table of servers, e.g. [mcp.servers.git]")
+    servers = {}
+    for name, table in value.items():
+        if not isinstance(table, dict):
+            raise _SubkeyError(name, "must be a table, e.g. [mcp.servers." + name + "]")
+        try:
+            servers[name] = server_from_table(name, table)
+        except ServerConfigError as exc:
+            raise _SubkeyError(f"{name}.{exc.key}", str(exc)) from exc
+    return servers
+
+
+class _SubkeyError(ValueError):
+    def __init__(self, subkey: str, message: str) -> None:
+        self.subkey = subkey
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class MCPConfig:
+    servers: dict = _field(
+        {}, "MCP servers by name: [mcp.servers.NAME] tables (see tools/hub/servers.py).",
+        parse=_parse_servers)
+
+
 @dataclass(frozen=True)
 class Config:
     model: ModelConfig = field(default_factory=ModelConfig)
     openai: OpenAIConfig = field(default_factory=OpenAIConfig)
     ui: UIConfig = field(default_factory=UIConfig)
+    mcp: MCPConfig = field(default_factory=MCPConfig)
 
 
 # ---------------------------------------------------------------- reading
@@ -140,6 +173,15 @@ def _section(defaults: Any, section: str, table: dict[str, Any], path: Path, tex
         if key not in fields:
             raise ConfigError(path, f"unknown key{_did_you_mean(key, fields)}", line=line,
                               key=dotted)
+        if parse := fields[key].metadata.get("parse"):
+            try:
+                values[key] = parse(value)
+            except _SubkeyError as exc:
+                table, _, sub = f"{dotted}.{exc.subkey}".rpartition(".")
+                line = _find_line(text, table, sub) or _find_line(text, table, None) or line
+                raise ConfigError(path, str(exc), line=line, key=f"{dotted}.{exc.subkey}"
+                                  ) from exc
+            continue
         problem = _check(fields[key], value)
         if problem:
             raise ConfigError(path, problem, line=line, key=dotted)

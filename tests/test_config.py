@@ -140,5 +140,33 @@ def test_documented_template_is_complete_and_equals_defaults(tmp_path):
     data = tomllib.loads(text)
     assert config_from_dict(data, tmp_path / "config.toml", text) == Config()
     for section in dataclasses.fields(Config):
-        names = {f.name for f in dataclasses.fields(section.default_factory())}
+        fields = dataclasses.fields(section.default_factory())
+        names = {f.name for f in fields if "parse" not in f.metadata}
         assert set(data[section.name]) == names, section.name
+        for f in fields:  # tables of tables are documented by commented examples
+            if "parse" in f.metadata:
+                assert f"[{section.name}.{f.name}." in text, f.name
+
+
+def test_mcp_servers_are_validated_with_line_and_key(home):
+    write(paths.config_file(), '[mcp.servers.git]\ncommand = "uvx"\nargs = ["mcp-server-git"]\n'
+          '\n[mcp.servers.web]\nurl = "ftp://nope"\n')
+    with pytest.raises(ConfigError) as err:
+        load_config()
+    assert err.value.line == 6 and err.value.key == "mcp.servers.web.url"
+    assert "not an http(s) URL" in str(err.value)
+
+
+def test_mcp_servers_are_read(home):
+    write(paths.config_file(), '[mcp.servers.git]\ncommand = "uvx"\nargs = ["mcp-server-git"]\n'
+          'env = { A = "${HOME}" }\n[mcp.servers.web]\nurl = "https://x.test/mcp"\n')
+    servers = load_config().mcp.servers
+    assert servers["git"].args == ("mcp-server-git",) and servers["git"].env == {"A": "${HOME}"}
+    assert servers["web"].transport == "http"
+
+
+def test_mcp_server_unknown_key(home):
+    write(paths.config_file(), '[mcp.servers.git]\ncommand = "uvx"\nargz = ["x"]\n')
+    with pytest.raises(ConfigError) as err:
+        load_config()
+    assert err.value.line == 3 and err.value.key == "mcp.servers.git.argz"

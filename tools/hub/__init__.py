@@ -1,0 +1,27 @@
+"""MCP connections: configs, the hub that runs them, tool results."""
+
+from tools.hub.connection import ServerState
+from tools.hub.hub import Hub
+from tools.hub.results import (
+    ContentItem,
+    ServerUnavailable,
+    ToolCallError,
+    ToolCancelled,
+    ToolResult,
+    ToolTimeout,
+)
+from tools.hub.servers import ServerConfig, ServerConfigError, server_from_table
+
+__all__ = [
+    "ContentItem",
+    "Hub",
+    "ServerConfig",
+    "ServerConfigError",
+    "ServerState",
+    "ServerUnavailable",
+    "ToolCallError",
+    "ToolCancelled",
+    "ToolResult",
+    "ToolTimeout",
+    "server_from_table",
+]

@@ -1,0 +1,215 @@
+"""One MCP server connection, living as a task on the hub's event loop.
+
+The mcp SDK's transports and sessions are async context managers that must be entered
+and left in the same task, so each connection is one long-lived task that holds them
+open until asked to stop. Tool calls from other tasks use the session meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from tools.hub.servers import ServerConfig, child_environment, expand
+from tools.spec import ToolSpec
+
+Status = Literal["stopped", "starting", "ready", "failed", "disabled"]
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """A snapshot of one server, safe to hand to another thread."""
+
+    name: str
+    status: Status
+    error: str = ""
+    tools: tuple[ToolSpec, ...] = ()
+    prompts: tuple[str, ...] = ()
+    resources: tuple[str, ...] = ()
+    server_info: str = ""
+    connect_s: float = 0.0
+    describe: str = ""
+    log_path: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Connection:
+    def __init__(self, config: ServerConfig, log_path: Path, on_change) -> None:
+        self.config = config
+        self.log_path = log_path
+        self._on_change = on_change
+        self.session: Any = None
+        self.task: asyncio.Task | None = None
+        self.ready = asyncio.Event()
+        self.stop = asyncio.Event()
+        self.last_stream_error = ""
+        self.state = ServerState(config.name, "disabled" if not config.enabled else "stopped",
+                                 describe=config.describe(), log_path=str(log_path))
+
+    def set(self, **changes: Any) -> None:
+        self.state = replace(self.state, **changes)
+        self._on_change(self.state)
+
+    # ---------------------------------------------------------------- lifecycle
+
+    async def start(self) -> ServerState:
+        """Connect (or reconnect) and wait until ready, failed, or timed out."""
+        await self.shutdown()
+        self.ready, self.stop = asyncio.Event(), asyncio.Event()
+        self.set(status="starting", error="", tools=(), connect_s=0.0)
+        self.task = asyncio.create_task(self._run(), name=f"mcp:{self.config.name}")
+        waiter = asyncio.create_task(self.ready.wait())
+        done, _ = await asyncio.wait({waiter, self.task}, timeout=self.config.startup_timeout,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if not done:
+            await self.shutdown()
+            self.set(status="failed", error=self._explain(
+                f"did not finish connecting within {self.config.startup_timeout:g} s"))
+        return self.state
+
+    async def shutdown(self) -> None:
+        task, self.task = self.task, None
+        if task is None or task.done():
+            return
+        self.stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout=8)
+        except (TimeoutError, asyncio.CancelledError):
+            task.cancel()
+            try:
+                await task
+            except BaseException:  # noqa: BLE001 - it is going away either way
+                pass
+        except Exception:  # noqa: BLE001 - failures were already recorded in the state
+            pass
+
+    async def _run(self) -> None:
+        started = time.perf_counter()
+        try:
+            async with AsyncExitStack() as stack:
+                session = await self._open(stack)
+                init = await session.initialize()
+                tools = await self._list_tools(session)
+                prompts, resources = await self._list_extras(session, init)
+                info = init.server_info
+                self.session = session
+                self.set(status="ready", tools=tools, prompts=prompts, resources=resources,
+                         server_info=f"{info.name} {info.version}" if info else "",
+                         connect_s=time.perf_counter() - started)
+                self.ready.set()
+                await self.stop.wait()
+            self.set(status="stopped")
+        except asyncio.CancelledError:
+            self.set(status="stopped" if self.stop.is_set() else "failed",
+                     error="" if self.stop.is_set() else self.state.error)
+            raise
+        except BaseException as exc:  # noqa: BLE001 - anyio raises groups; report the cause
+            what = describe_exception(exc)
+            if "Connection closed" in what:
+                what = "the server process exited before completing the MCP handshake"
+            self.set(status="failed", error=self._explain(what))
+        finally:
+            self.session = None
+
+    async def _open(self, stack: AsyncExitStack) -> Any:
+        from mcp import ClientSession
+
+        cfg = self.config
+        if cfg.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            params = StdioServerParameters(
+                command=expand(cfg.command), args=[expand(a) for a in cfg.args],
+                env=child_environment(cfg), cwd=expand(cfg.cwd) or None)
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            errlog = stack.enter_context(self.log_path.open("a", encoding="utf-8"))
+            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        else:
+            headers = {k: expand(v) for k, v in cfg.headers.items()}
+            if cfg.transport == "sse":
+                from mcp.client.sse import sse_client
+
+                read, write = await stack.enter_async_context(
+                    sse_client(expand(cfg.url), headers=headers))
+            else:
+                from mcp.client.streamable_http import streamable_http_client
+                from mcp.shared._httpx_utils import create_mcp_http_client
+
+                client = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+                read, write = await stack.enter_async_context(
+                    streamable_http_client(expand(cfg.url), http_client=client))
+        return await stack.enter_async_context(ClientSession(
+            read, write, read_timeout_seconds=cfg.startup_timeout,
+            message_handler=self._on_message))
+
+    async def _on_message(self, message: Any) -> None:
+        # Transport-level garbage (e.g. a server printing logs on stdout) arrives here.
+        if isinstance(message, Exception):
+            text = describe_exception(message)
+            line = re.search(r"input_value=('.*?'|\".*?\")", text)
+            self.last_stream_error = (f"a line that is not JSON-RPC: {line.group(1)[:120]}"
+                                      if line else text.splitlines()[0][:200])
+
+    async def _list_tools(self, session: Any) -> tuple[ToolSpec, ...]:
+        from mcp.types import PaginatedRequestParams
+
+        tools, cursor = [], None
+        while True:
+            page = await session.list_tools(
+                params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+            for tool in page.tools:
+                annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) \
+                    if tool.annotations else {}
+                tools.append(ToolSpec(server=self.config.name, name=tool.name,
+                                      description=tool.description or "",
+                                      input_schema=dict(tool.input_schema or {}),
+                                      annotations=annotations))
+            cursor = page.next_cursor
+            if not cursor:
+                return tuple(tools)
+
+    async def _list_extras(self, session: Any, init: Any) -> tuple[tuple[str, ...], ...]:
+        caps = init.capabilities
+        prompts: tuple[str, ...] = ()
+        resources: tuple[str, ...] = ()
+        try:
+            if caps and caps.prompts:
+                prompts = tuple(p.name for p in (await session.list_prompts()).prompts)
+            if caps and caps.resources:
+                resources = tuple(str(r.uri) for r in (await session.list_resources()).resources)
+        except Exception:  # noqa: BLE001 - optional features must not fail the connection
+            pass
+        return prompts, resources
+
+    # ---------------------------------------------------------------- diagnostics
+
+    def stderr_tail(self, lines: int = 20) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
+    def _explain(self, what: str) -> str:
+        parts = [what]
+        if self.last_stream_error:
+            parts.append(f"its output was not MCP: {self.last_stream_error}")
+        if tail := self.stderr_tail(8):
+            parts.append("stderr:\n" + tail)
+        return "\n".join(parts)
+
+
+def describe_exception(exc: BaseException) -> str:
+    """The innermost meaningful message of an exception (groups unwrapped)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip()
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or text}"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,94 @@
+"""Tool results and errors, independent of the mcp SDK's types."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+
+class ToolCallError(Exception):
+    """A tool call that did not produce a result (the server's own errors are results)."""
+
+
+class ServerUnavailable(ToolCallError):
+    pass
+
+
+class ToolTimeout(ToolCallError):
+    pass
+
+
+class ToolCancelled(ToolCallError):
+    pass
+
+
+@dataclass(frozen=True)
+class ContentItem:
+    kind: Literal["text", "image", "audio", "resource", "resource_link"]
+    text: str = ""  # the text itself, or a text resource's contents
+    mime_type: str = ""
+    uri: str = ""
+    size: int | None = None  # bytes of binary data we did not keep
+
+    def describe(self) -> str:
+        if self.kind == "text":
+            return self.text
+        if self.kind == "resource" and self.text:
+            return self.text
+        size = f", {self.size:,} bytes" if self.size is not None else ""
+        where = f" {self.uri}" if self.uri else ""
+        return f"[{self.kind}{where} {self.mime_type}{size}]".replace("  ", " ")
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    server: str
+    tool: str
+    content: tuple[ContentItem, ...] = ()
+    structured: Any = None
+    is_error: bool = False
+    duration_s: float = 0.0
+
+    @property
+    def text(self) -> str:
+        return "\n".join(item.describe() for item in self.content)
+
+    def value(self) -> Any:
+        """The result as a Python value: structured content, else JSON text, else text."""
+        if self.structured is not None:
+            # FastMCP wraps non-object returns as {"result": ...}.
+            if isinstance(self.structured, dict) and list(self.structured) == ["result"]:
+                return self.structured["result"]
+            return self.structured
+        text = self.text
+        try:
+            return json.loads(text)
+        except (json.JSONDecodeError, ValueError):
+            return text
+
+
+def from_mcp(server: str, tool: str, result: Any, duration_s: float) -> ToolResult:
+    """Convert an ``mcp.types.CallToolResult``; binary payloads become descriptors."""
+    items = []
+    for block in result.content or []:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            items.append(ContentItem("text", text=block.text))
+        elif kind in ("image", "audio"):
+            items.append(ContentItem(kind, mime_type=block.mime_type or "",
+                                     size=len(block.data) * 3 // 4 if block.data else 0))
+        elif kind == "resource":
+            res = block.resource
+            text = getattr(res, "text", None)
+            blob = getattr(res, "blob", None)
+            items.append(ContentItem("resource", text=text or "", uri=str(res.uri),
+                                     mime_type=getattr(res, "mime_type", None) or "",
+                                     size=len(blob) * 3 // 4 if blob else None))
+        elif kind == "resource_link":
+            items.append(ContentItem("resource_link", uri=str(block.uri),
+                                     mime_type=block.mime_type or "", size=block.size,
+                                     text=block.description or block.name or ""))
+    return ToolResult(server=server, tool=tool, content=tuple(items),
+                      structured=result.structured_content, is_error=bool(result.is_error),
+                      duration_s=duration_s)
