@@ -1,0 +1,43 @@
+"""Sessions in SQLite: the recorder, reads, search, resume and export.
+
+The modules, each with one job: ``schema`` (the ordered migrations), ``migrate``
+(applying them, with a backup), ``db`` (opening the file), ``recorder`` (agent events
+→ rows), ``sessions`` (read, rate, delete, resume), ``search`` (FTS5), ``export``
+(JSONL, Markdown), ``records`` (the typed results).
+
+This package imports sqlite_utils: the CLI imports it inside its commands only.
+"""
+
+from app.store.db import db_path, open_db, transaction
+from app.store.errors import SessionNotFound, StoreError
+from app.store.recorder import Recorder
+from app.store.records import ResumedSession, SearchHit, SessionDetail, SessionSummary
+from app.store.search import search
+from app.store.sessions import (
+    delete_session,
+    get_session,
+    list_sessions,
+    rate,
+    resolve_id,
+    resume,
+)
+
+__all__ = [
+    "Recorder",
+    "ResumedSession",
+    "SearchHit",
+    "SessionDetail",
+    "SessionNotFound",
+    "SessionSummary",
+    "StoreError",
+    "db_path",
+    "delete_session",
+    "get_session",
+    "list_sessions",
+    "open_db",
+    "rate",
+    "resolve_id",
+    "resume",
+    "search",
+    "transaction",
+]

@@ -1,0 +1,140 @@
+"""Exporting sessions: JSONL for training, Markdown for reading.
+
+JSONL: one line per session, ``{"messages": [...]}`` in the OpenAI chat format, the
+exact transcript the model saw. Assistant tool calls are ``{"id", "type": "function",
+"function": {"name", "arguments": "<JSON text>"}}`` and tool replies carry
+``tool_call_id``: TRL's SFTTrainer, Unsloth and ``datasets.load_dataset("json")`` read
+it as is. Sessions with an empty transcript are skipped (nothing to train on).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any, TextIO
+
+import sqlite_utils
+
+from app.store.records import MessageRecord, SessionDetail
+from app.store.sessions import get_session, resolve_id
+
+BATCH = 500
+
+
+def openai_tool_call(call: dict[str, Any], fallback_id: str) -> dict[str, Any]:
+    """Normalise a recorded tool call (OpenAI-shaped or flat name/arguments)."""
+    function = call.get("function") or {"name": call.get("name", ""),
+                                        "arguments": call.get("arguments", {})}
+    arguments = function.get("arguments", {})
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    return {"id": call.get("id") or fallback_id, "type": "function",
+            "function": {"name": function.get("name", ""), "arguments": arguments}}
+
+
+def openai_message(message: MessageRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [openai_tool_call(call, f"call_{message.position}_{i}")
+                             for i, call in enumerate(message.tool_calls)]
+    if message.tool_call_id:
+        out["tool_call_id"] = message.tool_call_id
+    return out
+
+
+def session_ids(db: sqlite_utils.Database, ids: Iterable[str] = ()) -> list[str]:
+    """The full ids of ``ids`` (prefixes allowed), or of every session, oldest first."""
+    wanted = [resolve_id(db, i) for i in ids]
+    if wanted:
+        return list(dict.fromkeys(wanted))
+    return [r[0] for r in db.execute("SELECT id FROM sessions ORDER BY created_at, id")]
+
+
+def _transcripts(db: sqlite_utils.Database,
+                 ids: list[str]) -> Iterator[tuple[str, list[MessageRecord]]]:
+    """(id, transcript) for each id in order, fetching messages a batch of sessions at once."""
+    for start in range(0, len(ids), BATCH):
+        chunk = ids[start:start + BATCH]
+        grouped: dict[str, list[MessageRecord]] = {i: [] for i in chunk}
+        marks = ",".join("?" * len(chunk))
+        rows = db.execute(
+            "SELECT session_id, position, role, content, tool_call_id, tool_calls, turn, "
+            f"created_at FROM messages WHERE session_id IN ({marks}) "
+            "ORDER BY session_id, position", chunk)
+        for sid, pos, role, content, call_id, calls, turn, at in rows:
+            grouped[sid].append(MessageRecord(pos, role, content, call_id,
+                                              tuple(json.loads(calls)) if calls else (),
+                                              turn, at))
+        yield from grouped.items()
+
+
+def export_jsonl(db: sqlite_utils.Database, out: TextIO, ids: Iterable[str] = ()) -> int:
+    """Write one training example per session; returns how many were written."""
+    written = 0
+    for _, messages in _transcripts(db, session_ids(db, ids)):
+        if messages:
+            record = {"messages": [openai_message(m) for m in messages]}
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            written += 1
+    return written
+
+
+def export_markdown(db: sqlite_utils.Database, out: TextIO, ids: Iterable[str] = ()) -> int:
+    """Write each session as a readable Markdown document; returns how many."""
+    count = 0
+    for sid in session_ids(db, ids):
+        if count:
+            out.write("\n---\n\n")
+        out.write(session_markdown(get_session(db, sid)))
+        count += 1
+    return count
+
+
+def _fence(text: str, lang: str = "") -> str:
+    """A code fence longer than any run of backticks inside ``text``."""
+    ticks = "`" * max(3, _longest_backtick_run(text) + 1)
+    return f"{ticks}{lang}\n{text}\n{ticks}\n"
+
+
+def _longest_backtick_run(text: str) -> int:
+    best = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        best = max(best, run)
+    return best
+
+
+def _when(at: float) -> str:
+    return datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M")
+
+
+def session_markdown(detail: SessionDetail) -> str:
+    s = detail.summary
+    rating = {1: "up", -1: "down"}.get(s.rating or 0, "unrated")
+    lines = [f"# {s.title or '(untitled session)'}", "",
+             f"- session `{s.id}` · {_when(s.created_at)} · status {s.status} · "
+             f"rated {rating}",
+             f"- model {s.model or '?'}" + (f" + adapter {s.adapter}" if s.adapter else "")
+             + (f" · mode {s.mode}" if s.mode else ""), ""]
+    for m in detail.messages:
+        label = m.role + (f" (turn {m.turn})" if m.turn else "")
+        lines += [f"## {label}", ""]
+        if m.role == "tool":
+            lines += [f"Reply to `{m.tool_call_id}`:", "", _fence(m.content)]
+        else:
+            lines += [m.content, ""]
+        for call in m.tool_calls:
+            function = openai_tool_call(call, "")["function"]
+            lines += [f"Tool call `{function['name']}`:", "", _fence(function["arguments"],
+                                                                    "json")]
+    if detail.tool_calls:
+        lines += ["## Tool calls", "", "| server.tool | approval | by | error | seconds |",
+                  "|---|---|---|---|---|"]
+        for c in detail.tool_calls:
+            seconds = f"{c.duration_s:.2f}" if c.duration_s is not None else ""
+            error = "" if c.is_error is None else ("yes" if c.is_error else "no")
+            lines.append(f"| {c.server}.{c.tool} | {c.approval or ''} | {c.decided_by or ''} "
+                         f"| {error} | {seconds} |")
+        lines.append("")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,207 @@
+"""The recorder: the agent's events, written to SQLite as they happen.
+
+Each event is one short transaction, committed before ``record`` returns, so a crash or
+``kill -9`` loses at most the event being written. ``ModelDelta`` is the one event not
+stored: ``ModelMessage`` carries the whole text of the same call (and the assistant
+message lands in the transcript), so the deltas would only repeat it token by token.
+
+Usage from a front end::
+
+    recorder = Recorder.new(open_db(), model=info.name, mode="code")
+    for event in agent.run(task):
+        recorder.record(event)
+        ...
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from typing import Any
+
+import sqlite_utils
+
+from app.agent import events as ev
+from app.store.db import transaction
+from app.store.errors import SessionNotFound
+
+TITLE_CHARS = 80
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class Recorder:
+    """Writes the events of one session. Safe to call from any one thread at a time."""
+
+    def __init__(self, db: sqlite_utils.Database, session_id: str) -> None:
+        row = db.execute("SELECT coalesce(max(turn), 0) FROM turns WHERE session_id = ?",
+                         [session_id]).fetchone()
+        if not db.execute("SELECT 1 FROM sessions WHERE id = ?", [session_id]).fetchone():
+            raise SessionNotFound(f"no session {session_id!r} to record into")
+        self.db = db
+        self.session_id = session_id
+        self.turn: int = row[0]  # the turn events belong to; 0 before the first
+        self.step: int | None = None  # the last step seen, for approval events
+        self._lock = threading.Lock()
+
+    @classmethod
+    def new(cls, db: sqlite_utils.Database, *, model: str = "", adapter: str = "",
+            mode: str = "", title: str = "", session_id: str | None = None) -> Recorder:
+        """Create a session row and a recorder for it."""
+        session_id = session_id or new_session_id()
+        now = time.time()
+        with transaction(db) as conn:
+            conn.execute("INSERT INTO sessions (id, title, model, adapter, mode, created_at, "
+                         "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         (session_id, title, model, adapter, mode, now, now))
+        return cls(db, session_id)
+
+    def __call__(self, event: ev.AgentEvent) -> None:
+        self.record(event)
+
+    def record(self, event: ev.AgentEvent) -> None:
+        if isinstance(event, ev.ModelDelta):
+            return
+        handler = _HANDLERS.get(type(event))
+        if handler is None:
+            raise TypeError(f"the recorder does not know the event {type(event).__name__}")
+        with self._lock, transaction(self.db) as conn:
+            handler(self, conn, event)
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?",
+                         (event.at, self.session_id))
+
+    # One method per event type; each runs inside the event's transaction.
+
+    def _turn_started(self, conn, e: ev.TurnStarted) -> None:
+        self.turn, self.step = e.turn, None
+        conn.execute("INSERT INTO turns (session_id, turn, user_message, started_at) "
+                     "VALUES (?, ?, ?, ?) ON CONFLICT (session_id, turn) DO UPDATE SET "
+                     "user_message = excluded.user_message",
+                     (self.session_id, e.turn, e.user_message, e.at))
+        title = " ".join(e.user_message.split())[:TITLE_CHARS]
+        conn.execute("UPDATE sessions SET title = ?, status = 'active' WHERE id = ? "
+                     "AND title = ''", (title, self.session_id))
+
+    def _message(self, conn, e: ev.MessageAppended) -> None:
+        conn.execute("INSERT INTO messages (session_id, position, role, content, tool_call_id, "
+                     "tool_calls, turn, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                     (self.session_id, e.position, e.role, e.content, e.tool_call_id,
+                      to_json(list(e.tool_calls)) if e.tool_calls else None,
+                      self.turn or None, e.at))
+
+    def _model_message(self, conn, e: ev.ModelMessage) -> None:
+        u = e.usage
+        conn.execute("INSERT INTO usage (session_id, turn, step, text, finish_reason, "
+                     "prompt_tokens, reused_tokens, evaluated_tokens, completion_tokens, "
+                     "ttft_s, decode_tps, total_s, at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                     (self.session_id, self.turn or None, e.step, e.text, e.finish_reason,
+                      u.prompt_tokens, u.reused_tokens, u.evaluated_tokens,
+                      u.completion_tokens, u.ttft_s, u.decode_tps, u.total_s, e.at))
+
+    def _code_action(self, conn, e: ev.CodeAction) -> None:
+        self.step = e.step
+        conn.execute("INSERT INTO steps (session_id, turn, step, thought, code, started_at) "
+                     "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, turn, step) DO UPDATE "
+                     "SET thought = excluded.thought, code = excluded.code",
+                     (self.session_id, self.turn, e.step, e.thought, e.code, e.at))
+
+    def _observation(self, conn, e: ev.Observation) -> None:
+        conn.execute("INSERT INTO steps (session_id, turn, step, output, status, duration_s, "
+                     "started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                     "ON CONFLICT (session_id, turn, step) DO UPDATE SET "
+                     "output = excluded.output, status = excluded.status, "
+                     "duration_s = excluded.duration_s, finished_at = excluded.finished_at",
+                     (self.session_id, self.turn, e.step, e.content, e.status, e.duration_s,
+                      e.at - e.duration_s, e.at))
+
+    def _tool_started(self, conn, e: ev.ToolCallStarted) -> None:
+        self.step = e.step
+        conn.execute("INSERT INTO tool_calls (session_id, call_id, turn, step, server, tool, "
+                     "arguments, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                     "ON CONFLICT (session_id, call_id) DO UPDATE SET turn = excluded.turn, "
+                     "step = excluded.step, server = excluded.server, tool = excluded.tool, "
+                     "arguments = excluded.arguments",
+                     (self.session_id, e.call_id, self.turn or None, e.step, e.server, e.tool,
+                      to_json(e.arguments), e.at))
+
+    def _approval_needed(self, conn, e: ev.ToolApprovalNeeded) -> None:
+        conn.execute("INSERT INTO tool_calls (session_id, call_id, turn, step, server, tool, "
+                     "arguments, annotations, approval, started_at) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?) "
+                     "ON CONFLICT (session_id, call_id) DO UPDATE SET "
+                     "annotations = excluded.annotations, "
+                     "approval = coalesce(tool_calls.approval, 'pending')",
+                     (self.session_id, e.call_id, self.turn or None, self.step, e.server,
+                      e.tool, to_json(e.arguments), to_json(e.annotations), e.at))
+
+    def _approval_decided(self, conn, e: ev.ToolApprovalDecided) -> None:
+        conn.execute("INSERT INTO tool_calls (session_id, call_id, turn, step, server, tool, "
+                     "approval, decided_by, decided_at, started_at) "
+                     "VALUES (?, ?, ?, ?, '', '', ?, ?, ?, ?) "
+                     "ON CONFLICT (session_id, call_id) DO UPDATE SET "
+                     "approval = excluded.approval, decided_by = excluded.decided_by, "
+                     "decided_at = excluded.decided_at",
+                     (self.session_id, e.call_id, self.turn or None, self.step, e.decision,
+                      e.decided_by, e.at, e.at))
+
+    def _tool_finished(self, conn, e: ev.ToolCallFinished) -> None:
+        structured = None if e.structured is None else to_json(e.structured)
+        conn.execute("INSERT INTO tool_calls (session_id, call_id, turn, step, server, tool, "
+                     "result, structured, is_error, duration_s, started_at, finished_at) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                     "ON CONFLICT (session_id, call_id) DO UPDATE SET "
+                     "result = excluded.result, structured = excluded.structured, "
+                     "is_error = excluded.is_error, duration_s = excluded.duration_s, "
+                     "finished_at = excluded.finished_at",
+                     (self.session_id, e.call_id, self.turn or None, self.step, e.server,
+                      e.tool, e.result, structured, int(e.is_error), e.duration_s,
+                      e.at - e.duration_s, e.at))
+
+    def _ensure_turn(self, conn, at: float) -> None:
+        conn.execute("INSERT OR IGNORE INTO turns (session_id, turn, user_message, started_at) "
+                     "VALUES (?, ?, '', ?)", (self.session_id, self.turn, at))
+
+    def _final_answer(self, conn, e: ev.FinalAnswer) -> None:
+        self._ensure_turn(conn, e.at)
+        conn.execute("UPDATE turns SET final_answer = ?, answer_step = ? "
+                     "WHERE session_id = ? AND turn = ?",
+                     (e.text, e.step, self.session_id, self.turn))
+
+    def _turn_finished(self, conn, e: ev.TurnFinished) -> None:
+        self.turn = e.turn
+        self._ensure_turn(conn, e.at - e.wall_s)
+        conn.execute("UPDATE turns SET status = ?, steps = ?, model_calls = ?, tool_calls = ?, "
+                     "prompt_tokens = ?, completion_tokens = ?, wall_s = ?, finished_at = ? "
+                     "WHERE session_id = ? AND turn = ?",
+                     (e.status, e.steps, e.model_calls, e.tool_calls, e.prompt_tokens,
+                      e.completion_tokens, e.wall_s, e.at, self.session_id, e.turn))
+        conn.execute("UPDATE sessions SET status = ? WHERE id = ?", (e.status, self.session_id))
+
+    def _error(self, conn, e: ev.AgentError) -> None:
+        conn.execute("INSERT INTO errors (session_id, turn, kind, message, at) "
+                     "VALUES (?, ?, ?, ?, ?)",
+                     (self.session_id, self.turn or None, e.kind, e.message, e.at))
+
+
+_HANDLERS = {
+    ev.TurnStarted: Recorder._turn_started,
+    ev.MessageAppended: Recorder._message,
+    ev.ModelMessage: Recorder._model_message,
+    ev.CodeAction: Recorder._code_action,
+    ev.Observation: Recorder._observation,
+    ev.ToolCallStarted: Recorder._tool_started,
+    ev.ToolApprovalNeeded: Recorder._approval_needed,
+    ev.ToolApprovalDecided: Recorder._approval_decided,
+    ev.ToolCallFinished: Recorder._tool_finished,
+    ev.FinalAnswer: Recorder._final_answer,
+    ev.TurnFinished: Recorder._turn_finished,
+    ev.AgentError: Recorder._error,
+}

@@ -1,0 +1,153 @@
+"""What reads from the store return: typed, frozen records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.llm.base import ChatMessage
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    id: str
+    title: str
+    model: str
+    adapter: str
+    mode: str
+    status: str
+    created_at: float
+    updated_at: float
+    turns: int
+    messages: int
+    rating: int | None  # the session's own thumbs: 1 up, -1 down, None unrated
+
+
+@dataclass(frozen=True)
+class MessageRecord:
+    position: int
+    role: str
+    content: str
+    tool_call_id: str | None
+    tool_calls: tuple[dict[str, Any], ...]
+    turn: int | None
+    created_at: float
+
+    def to_chat_message(self) -> ChatMessage:
+        return ChatMessage(role=self.role,  # type: ignore[arg-type]  # CHECK constraint
+                           content=self.content, tool_calls=self.tool_calls,
+                           tool_call_id=self.tool_call_id)
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    turn: int
+    user_message: str
+    started_at: float
+    final_answer: str | None
+    status: str | None
+    steps: int | None
+    model_calls: int | None
+    tool_calls: int | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    wall_s: float | None
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    turn: int
+    step: int
+    thought: str
+    code: str
+    output: str | None
+    status: str | None
+    duration_s: float | None
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    call_id: str
+    turn: int | None
+    step: int | None
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    annotations: dict[str, Any] | None
+    approval: str | None  # allow_once, allow_tool, trust_server, deny, auto; None: not asked
+    decided_by: str | None  # user, policy, flag, training
+    result: str | None
+    structured: Any
+    is_error: bool | None
+    duration_s: float | None
+
+
+@dataclass(frozen=True)
+class UsageRecord:
+    turn: int | None
+    step: int
+    text: str
+    finish_reason: str
+    prompt_tokens: int
+    reused_tokens: int | None
+    evaluated_tokens: int | None
+    completion_tokens: int
+    ttft_s: float
+    decode_tps: float
+    total_s: float
+
+
+@dataclass(frozen=True)
+class ErrorRecord:
+    turn: int | None
+    kind: str
+    message: str
+    at: float
+
+
+@dataclass(frozen=True)
+class FeedbackRecord:
+    turn: int  # 0: the whole session
+    rating: int
+    comment: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class SessionDetail:
+    """Everything recorded about one session."""
+
+    summary: SessionSummary
+    messages: tuple[MessageRecord, ...]
+    turns: tuple[TurnRecord, ...]
+    steps: tuple[StepRecord, ...]
+    tool_calls: tuple[ToolCallRecord, ...]
+    usage: tuple[UsageRecord, ...]
+    errors: tuple[ErrorRecord, ...]
+    feedback: tuple[FeedbackRecord, ...]
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    session_id: str
+    session_title: str
+    kind: str  # "message" or "tool_call"
+    ref: str  # the message position, or the tool call id
+    label: str  # the message role, or server.tool
+    snippet: str  # the matching text, matches in [brackets]
+    score: float  # bm25: lower is better
+
+
+@dataclass(frozen=True)
+class ResumedSession:
+    """What the runtime needs to continue a session where it stopped."""
+
+    summary: SessionSummary
+    transcript: list[ChatMessage]
+    kv_state_path: Path  # llama.cpp KV state for this session (may not exist yet)
+    next_turn: int
+
+    @property
+    def has_kv_state(self) -> bool:
+        return self.kv_state_path.exists()

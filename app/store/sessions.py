@@ -1,0 +1,157 @@
+"""Reading, rating, deleting and resuming recorded sessions."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import sqlite_utils
+
+from app import paths
+from app.store.db import transaction
+from app.store.errors import SessionNotFound
+from app.store.records import (
+    ErrorRecord,
+    FeedbackRecord,
+    MessageRecord,
+    ResumedSession,
+    SessionDetail,
+    SessionSummary,
+    StepRecord,
+    ToolCallRecord,
+    TurnRecord,
+    UsageRecord,
+)
+
+_SUMMARY_SQL = """
+SELECT s.id, s.title, s.model, s.adapter, s.mode, s.status, s.created_at, s.updated_at,
+       (SELECT count(*) FROM turns t WHERE t.session_id = s.id) AS turns,
+       (SELECT count(*) FROM messages m WHERE m.session_id = s.id) AS messages,
+       (SELECT f.rating FROM feedback f WHERE f.session_id = s.id AND f.turn = 0) AS rating
+FROM sessions s
+"""
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def resolve_id(db: sqlite_utils.Database, id_or_prefix: str) -> str:
+    """The full id of the one session whose id is or starts with ``id_or_prefix``."""
+    if db.execute("SELECT 1 FROM sessions WHERE id = ?", [id_or_prefix]).fetchone():
+        return id_or_prefix
+    escaped = id_or_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    rows = db.execute("SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 3",
+                      [escaped + "%"]).fetchall()
+    if not rows or not id_or_prefix:
+        raise SessionNotFound(f"no session matches {id_or_prefix!r}; "
+                              "`deskmate sessions list` shows the recorded ones")
+    if len(rows) > 1:
+        raise SessionNotFound(f"{id_or_prefix!r} matches several sessions "
+                              f"({', '.join(r[0] for r in rows)}, …); give more of the id")
+    return rows[0][0]
+
+
+def list_sessions(db: sqlite_utils.Database, limit: int | None = None,
+                  offset: int = 0) -> list[SessionSummary]:
+    """Most recently updated first."""
+    sql = _SUMMARY_SQL + " ORDER BY s.updated_at DESC, s.id LIMIT ? OFFSET ?"
+    rows = db.execute(sql, [-1 if limit is None else limit, offset]).fetchall()
+    return [SessionSummary(*row) for row in rows]
+
+
+def get_summary(db: sqlite_utils.Database, session_id: str) -> SessionSummary:
+    session_id = resolve_id(db, session_id)
+    return SessionSummary(*db.execute(_SUMMARY_SQL + " WHERE s.id = ?", [session_id]).fetchone())
+
+
+def load_messages(db: sqlite_utils.Database, session_id: str) -> list[MessageRecord]:
+    rows = db.execute("SELECT position, role, content, tool_call_id, tool_calls, turn, "
+                      "created_at FROM messages WHERE session_id = ? ORDER BY position",
+                      [session_id]).fetchall()
+    return [MessageRecord(p, role, content, call_id, tuple(_loads(calls) or ()), turn, at)
+            for p, role, content, call_id, calls, turn, at in rows]
+
+
+def get_session(db: sqlite_utils.Database, session_id: str) -> SessionDetail:
+    """Everything recorded about one session (id or unique prefix)."""
+    summary = get_summary(db, session_id)
+    sid = [summary.id]
+    turns = [TurnRecord(*r) for r in db.execute(
+        "SELECT turn, user_message, started_at, final_answer, status, steps, model_calls, "
+        "tool_calls, prompt_tokens, completion_tokens, wall_s FROM turns "
+        "WHERE session_id = ? ORDER BY turn", sid)]
+    steps = [StepRecord(*r) for r in db.execute(
+        "SELECT turn, step, thought, code, output, status, duration_s FROM steps "
+        "WHERE session_id = ? ORDER BY turn, step", sid)]
+    calls = [ToolCallRecord(call_id, turn, step, server, tool, _loads(args) or {},
+                            _loads(annotations), approval, decided_by, result,
+                            _loads(structured), None if is_error is None else bool(is_error),
+                            duration)
+             for (call_id, turn, step, server, tool, args, annotations, approval, decided_by,
+                  result, structured, is_error, duration) in db.execute(
+        "SELECT call_id, turn, step, server, tool, arguments, annotations, approval, "
+        "decided_by, result, structured, is_error, duration_s FROM tool_calls "
+        "WHERE session_id = ? ORDER BY started_at, id", sid)]
+    usage = [UsageRecord(*r) for r in db.execute(
+        "SELECT turn, step, text, finish_reason, prompt_tokens, reused_tokens, "
+        "evaluated_tokens, completion_tokens, ttft_s, decode_tps, total_s FROM usage "
+        "WHERE session_id = ? ORDER BY id", sid)]
+    errors = [ErrorRecord(*r) for r in db.execute(
+        "SELECT turn, kind, message, at FROM errors WHERE session_id = ? ORDER BY id", sid)]
+    feedback = [FeedbackRecord(*r) for r in db.execute(
+        "SELECT turn, rating, comment, created_at FROM feedback WHERE session_id = ? "
+        "ORDER BY turn", sid)]
+    return SessionDetail(summary, tuple(load_messages(db, summary.id)), tuple(turns),
+                         tuple(steps), tuple(calls), tuple(usage), tuple(errors),
+                         tuple(feedback))
+
+
+def kv_state_path(session_id: str) -> Path:
+    return paths.kv_state_dir() / f"{session_id}.kv"
+
+
+def resume(db: sqlite_utils.Database, session_id: str) -> ResumedSession:
+    """The transcript to continue from, and where the session's KV state is kept.
+
+    Pass ``kv_state_path`` to ``LlamaCppModel.load_state`` (it returns 0 and the prompt
+    is simply evaluated when the file is missing or from another model), and record the
+    continuation with ``Recorder(db, summary.id)``.
+    """
+    summary = get_summary(db, session_id)
+    transcript = [m.to_chat_message() for m in load_messages(db, summary.id)]
+    next_turn = db.execute("SELECT coalesce(max(turn), 0) + 1 FROM turns WHERE session_id = ?",
+                           [summary.id]).fetchone()[0]
+    return ResumedSession(summary, transcript, kv_state_path(summary.id), next_turn)
+
+
+def delete_session(db: sqlite_utils.Database, session_id: str) -> str:
+    """Delete a session, everything recorded with it, and its KV state; returns its id."""
+    session_id = resolve_id(db, session_id)
+    with transaction(db) as conn:
+        conn.execute("DELETE FROM sessions WHERE id = ?", [session_id])
+    for path in (kv_state_path(session_id), Path(f"{kv_state_path(session_id)}.json")):
+        path.unlink(missing_ok=True)
+    return session_id
+
+
+def rate(db: sqlite_utils.Database, session_id: str, rating: Literal["up", "down"] | int,
+         *, turn: int = 0, comment: str = "") -> str:
+    """Thumbs up or down for the session (turn 0) or one answer; the latest rating wins."""
+    value = {"up": 1, "down": -1}.get(rating, rating) if isinstance(rating, str) else rating
+    if value not in (1, -1):
+        raise ValueError(f"a rating is 'up' or 'down', not {rating!r}")
+    session_id = resolve_id(db, session_id)
+    if turn and not db.execute("SELECT 1 FROM turns WHERE session_id = ? AND turn = ?",
+                               [session_id, turn]).fetchone():
+        raise SessionNotFound(f"session {session_id} has no turn {turn}")
+    now = time.time()
+    with transaction(db) as conn:
+        conn.execute("INSERT INTO feedback (session_id, turn, rating, comment, created_at) "
+                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id, turn) DO UPDATE SET "
+                     "rating = excluded.rating, comment = excluded.comment, "
+                     "created_at = excluded.created_at",
+                     (session_id, turn, value, comment, now))
+    return session_id
