@@ -1,0 +1,293 @@
+"""Compact Python signatures for MCP tools, as the model sees them in the sandbox.
+
+``signature(tool)`` turns a tool's JSON Schema into a ``def`` line and a short docstring::
+
+    def read_file(path: str, head: int | None = None) -> Any:
+        \"\"\"Read the complete contents of a file.
+        Args:
+            head: If provided, returns only the first N lines of the file
+        \"\"\"
+
+Types are the readable text of ``tools.schema_types``. Parameter names that are not
+Python identifiers (``api-version``, ``from``, ``$meta``) get stable identifiers, and
+``Signature.to_arguments`` maps a call's keyword arguments back to the JSON names. The
+docstring lists only parameters with something to say; the ``def`` line carries the types.
+Nothing here raises on a malformed schema: the worst case is ``def tool() -> Any``.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from tools.schema_types import (
+    deref,
+    enum_values,
+    format_hint,
+    merge_all_of,
+    object_keys,
+    py_literal,
+    type_text,
+)
+from tools.spec import ToolSpec
+
+SUMMARY_CHARS = 100
+PARAM_DOC_CHARS = 80  # one Args line's description
+NOTE_CHARS = 60  # the allowed values or the keys of a parameter, when its type omits them
+DEFAULT_CHARS = 30  # longer defaults read as ``...``
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str  # the Python identifier the model writes
+    original: str  # the JSON property name the server expects
+    type: str = "Any"
+    required: bool = False
+    default: Any = None
+    has_default: bool = False  # ``default`` is meaningful only when this is set
+    description: str = ""  # its line in the docstring: trimmed, with format, values, keys
+
+    def text(self) -> str:
+        """This parameter as it appears in the ``def`` line."""
+        if self.required:
+            return f"{self.name}: {self.type}"
+        kind = self.type
+        if self.has_default and self.default is not None:
+            value = py_literal(self.default, DEFAULT_CHARS)
+        else:  # absent means "leave it out": written ``= None``, so it must admit None
+            value = "None"
+            if kind != "Any" and kind != "None" and not kind.endswith(" | None"):
+                kind += " | None"
+        return f"{self.name}: {kind} = {value}"
+
+
+@dataclass(frozen=True)
+class Signature:
+    server: str
+    tool: str  # the MCP tool name
+    name: str  # its Python identifier
+    params: tuple[Param, ...] = ()
+    summary: str = ""  # one line
+    doc: str = ""  # the docstring's text: summary, then an ``Args:`` block
+
+    def def_line(self) -> str:
+        """``def name(a: str, b: int | None = None) -> Any``: valid Python, no colon."""
+        return f"def {self.name}({', '.join(p.text() for p in self.params)}) -> Any"
+
+    def text(self) -> str:
+        """The ``def`` line with its docstring, as ``tool_help`` shows it (valid Python)."""
+        body = self.doc.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+        if "\n" not in body:
+            if body.endswith('"'):
+                body = body[:-1] + '\\"'
+            return f'{self.def_line()}:\n    """{body}"""'
+        lines = "\n".join(f"    {line}" if line else "" for line in body.split("\n"))
+        return f'{self.def_line()}:\n    """{lines.lstrip()}\n    """'
+
+    def to_arguments(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Keyword arguments by Python name → the tool's arguments by JSON name.
+
+        An optional parameter passed as None with no default of its own is left out (its
+        ``= None`` means "not given"). Names that are not parameters pass through
+        unchanged, for the host's schema check to report.
+        """
+        by_name = {p.name: p for p in self.params}
+        arguments: dict[str, Any] = {}
+        for key, value in kwargs.items():
+            param = by_name.get(key)
+            if param is None:
+                arguments[key] = value
+            elif value is None and not param.required and not param.has_default:
+                continue
+            else:
+                arguments[param.original] = value
+        return arguments
+
+
+def py_identifier(name: str) -> str:
+    """A valid, stable Python identifier for a tool or parameter name.
+
+    Accents are dropped and every other run of non-identifier characters becomes one
+    ``_`` (ASCII only, because Python NFKC-normalizes non-ASCII identifiers); keywords
+    get a trailing ``_`` and a leading digit a leading ``_``.
+    """
+    ascii_name = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode()
+    ident = re.sub(r"[^0-9A-Za-z_]+", "_", ascii_name) or "_"
+    if ident[0].isdigit():
+        ident = "_" + ident
+    if keyword.iskeyword(ident) or ident == "__debug__":
+        ident += "_"  # soft keywords (``type``, ``match``) are fine as names
+    return ident
+
+
+def summary_line(description: str, limit: int = SUMMARY_CHARS) -> str:
+    """The first sentence of the first paragraph, on one line, at most ``limit`` chars."""
+    lines: list[str] = []
+    for raw in _clean(description).split("\n"):
+        line = raw.strip()
+        if not line:
+            if lines:
+                break
+            continue
+        if lines and re.match(r"([-*+]|\d+[.)]|#+)\s|\w+:$", line):
+            break  # a list, heading or section starts: the paragraph is over
+        lines.append(line)
+    text = re.sub(r"^#+\s*|\*\*|__", "", " ".join(lines))
+    return _trim(_first_sentence(" ".join(text.split())), limit)
+
+
+def signature(tool: ToolSpec) -> Signature:
+    """The compact signature of ``tool``; never raises on a malformed schema."""
+    root = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+    schema = deref(root, root)
+    if isinstance(schema, dict) and isinstance(schema.get("allOf"), list):
+        schema = merge_all_of(schema)
+    schema = schema if isinstance(schema, dict) else {}
+    props = schema.get("properties")
+    props = props if isinstance(props, dict) else {}
+    required = schema.get("required")
+    required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
+    originals = list(props) + [r for r in dict.fromkeys(required) if r not in props]
+    names = _python_names(originals)
+    described = _described_args(tool.description or "")
+    params = [
+        _param(original, names[original], props.get(original, {}), original in required,
+               described.get(original, ""), root)
+        for original in originals
+    ]
+    params.sort(key=lambda p: not p.required)  # stable: schema order within each group
+    summary = summary_line(tool.description or "")
+    doc = _docstring(summary, params)
+    return Signature(server=tool.server, tool=tool.name, name=py_identifier(tool.name),
+                     params=tuple(params), summary=summary, doc=doc)
+
+
+def _param(original: str, name: str, schema: Any, required: bool, fallback: str,
+           root: Any) -> Param:
+    kind = type_text(schema, root)
+    has_default = isinstance(schema, dict) and "default" in schema
+    description = ""
+    for source in (schema, deref(schema, root)):
+        if isinstance(source, dict) and isinstance(source.get("description"), str):
+            description = source["description"]
+            break
+    description = _trim_sentences(" ".join(_clean(description or fallback).split()),
+                                  PARAM_DOC_CHARS)
+    notes = [description] if description else []
+    hint = format_hint(schema, root)
+    if hint:
+        notes.insert(0, f"({hint})")
+    values = enum_values(schema, root)
+    if values and "Literal[" not in kind:
+        shown = ", ".join(py_literal(v, DEFAULT_CHARS) for v in values)
+        notes.append(f"One of: {_trim(shown, NOTE_CHARS)}")
+    keys = object_keys(schema, root)
+    if keys and "{" not in kind:  # the type was too deep or long to spell out its keys
+        notes.append(f"Keys: {_trim(', '.join(keys), NOTE_CHARS)}")
+    description = " ".join(notes)
+    return Param(name=name, original=original, type=kind, required=required,
+                 default=schema.get("default") if has_default else None,
+                 has_default=has_default, description=description)
+
+
+def _python_names(originals: list[str]) -> dict[str, str]:
+    """Identifiers for all parameters of one tool, unique; names already valid keep theirs."""
+    names = {o: o for o in originals if py_identifier(o) == o}
+    taken = set(names.values())
+    for original in originals:
+        if original in names:
+            continue
+        base = candidate = py_identifier(original)
+        suffix = 2
+        while candidate in taken:
+            candidate = f"{base}_{suffix}"
+            suffix += 1
+        names[original] = candidate
+        taken.add(candidate)
+    return names
+
+
+def _docstring(summary: str, params: list[Param]) -> str:
+    lines = [f"    {p.name}: {p.description}"
+             for p in params if p.description]
+    if not lines:
+        return summary
+    return "\n".join([summary or "Call this tool.", "Args:", *lines])
+
+
+def _described_args(description: str) -> dict[str, str]:
+    """Parameter descriptions from a Google-style ``Args:`` section of a tool description.
+
+    FastMCP servers often put them there instead of in the schema.
+    """
+    text = _clean(description)
+    header = re.search(r"^([ \t]*)(?:Args|Arguments|Parameters|Params):[ \t]*$", text,
+                       re.MULTILINE | re.IGNORECASE)
+    if not header:
+        return {}
+    base = len(header.group(1).expandtabs())
+    found: dict[str, str] = {}
+    current, current_indent = "", 0
+    for line in text[header.end():].split("\n"):
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        if indent <= base:
+            break
+        entry = re.match(r"\s*[-*]?\s*`?([\w.$-]+)`?\s*(?:\([^)]*\))?\s*:\s*(.*)", line)
+        if entry and (not current or indent <= current_indent):
+            current, current_indent = entry.group(1), indent
+            found[current] = entry.group(2).strip()
+        elif current:
+            found[current] = f"{found[current]} {line.strip()}".strip()
+    return found
+
+
+_ABBREVIATIONS = {"e.g", "i.e", "etc", "vs", "approx", "incl", "eg", "ie", "cf", "no"}
+
+
+def _first_sentence(text: str) -> str:
+    for match in re.finditer(r"[.!?](?=\s|$)", text):
+        word = text[: match.start()].rsplit(" ", 1)[-1].lower()
+        if match.group() == "." and word.lstrip("(") in _ABBREVIATIONS:
+            continue
+        return text[: match.end()]
+    return text
+
+
+def _trim_sentences(text: str, limit: int) -> str:
+    """Whole sentences of ``text`` while they fit in ``limit``, else a cut first sentence."""
+    text = re.sub(r"^\(?optional\)?[.:,]?\s+", "", text, flags=re.IGNORECASE)
+    kept = ""
+    rest = text
+    while rest and len(text) > limit:
+        sentence = _first_sentence(rest)
+        if len(kept) + len(sentence) + 1 > limit:
+            break
+        kept = f"{kept} {sentence}".lstrip()
+        rest = rest[len(sentence):].lstrip()
+    if not rest or len(text) <= limit:
+        return text
+    return kept or _trim(text, limit)
+
+
+def _trim(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, at a word boundary where one is near."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(limit - 1, 1)]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-(") + "…"
+
+
+def _clean(text: Any) -> str:
+    """Text safe to put in source: control characters and lone surrogates removed."""
+    text = str(text).replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ")
+    text = "".join(ch for ch in text if ch == "\n" or unicodedata.category(ch)[0] != "C"
+                   or unicodedata.category(ch) == "Cf")
+    return text.encode("utf-8", "replace").decode("utf-8")
