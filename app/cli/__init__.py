@@ -43,8 +43,9 @@ def _add_commands() -> None:
     from app.cli.chat import chat
     from app.cli.config_cmd import config
     from app.cli.models import models
+    from app.cli.sessions import sessions
 
-    for command in (chat, models, config):
+    for command in (chat, models, config, sessions):
         main.add_command(command)
     register_placeholders(main)
 

@@ -15,7 +15,6 @@ PLANNED = {
     "mcp": "Connect, list, test and import MCP servers.",
     "tools": "Search and inspect the tools of your MCP servers.",
     "sandbox": "Run code in the agent's isolated sandbox.",
-    "sessions": "List, search, resume and export recorded sessions.",
     "eval": "Evaluate the agent on task suites over real MCP servers.",
     "finetune": "Improve the model from your sessions (rubric-based RL, LoRA).",
 }
