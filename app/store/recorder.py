@@ -158,6 +158,7 @@ class Recorder:
                      "result, structured, is_error, duration_s, started_at, finished_at) "
                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                      "ON CONFLICT (session_id, call_id) DO UPDATE SET "
+                     "server = excluded.server, tool = excluded.tool, "
                      "result = excluded.result, structured = excluded.structured, "
                      "is_error = excluded.is_error, duration_s = excluded.duration_s, "
                      "finished_at = excluded.finished_at",

@@ -1,0 +1,289 @@
+"""The sessions store on real SQLite files: every event round-trips, reads, search, resume."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app import paths
+from app.agent import events as ev
+from app.llm.base import ChatMessage, Usage
+from app.store import (
+    Recorder,
+    SessionNotFound,
+    StoreError,
+    delete_session,
+    get_session,
+    list_sessions,
+    open_db,
+    rate,
+    resume,
+    search,
+)
+from app.store.search import fts_query
+
+TOOL_CALL = {"id": "call_1", "type": "function",
+             "function": {"name": "git_status", "arguments": '{"repo_path": "."}'}}
+
+
+def one_turn(turn: int = 1, base: int = 0) -> list[ev.AgentEvent]:
+    """One turn using every event type, in the order the agent emits them."""
+    q = f"what changed in repo {turn}?"
+    return [
+        ev.TurnStarted(turn=turn, user_message=q, at=100.0 + turn),
+        *([ev.MessageAppended(position=0, role="system", content="You are deskmate.")]
+          if base == 0 else []),
+        ev.MessageAppended(position=base + 1, role="user", content=q),
+        ev.ModelDelta(step=1, text="Let me "),
+        ev.ModelMessage(step=1, text="Let me look.\n```python\ngit.git_status()\n```",
+                        finish_reason="stop",
+                        usage=Usage(prompt_tokens=120, reused_tokens=100, evaluated_tokens=20,
+                                    completion_tokens=15, ttft_s=0.05, decode_tps=40.0,
+                                    total_s=0.4)),
+        ev.MessageAppended(position=base + 2, role="assistant", content="Let me look.",
+                           tool_calls=(TOOL_CALL,)),
+        ev.CodeAction(step=1, thought="Let me look.", code="git.git_status()"),
+        ev.ToolCallStarted(call_id=f"c{turn}", step=1, server="git", tool="git_status",
+                           arguments={"repo_path": "."}),
+        ev.ToolApprovalNeeded(call_id=f"c{turn}", server="git", tool="git_status",
+                              arguments={"repo_path": "."},
+                              annotations={"readOnlyHint": False}),
+        ev.ToolApprovalDecided(call_id=f"c{turn}", decision="allow_tool", decided_by="user"),
+        ev.ToolCallFinished(call_id=f"c{turn}", server="git", tool="git_status",
+                            result="modified: zebra.py", is_error=False, duration_s=0.25,
+                            structured={"modified": ["zebra.py"]}),
+        ev.Observation(step=1, content="modified: zebra.py", status="ok", duration_s=0.3),
+        ev.MessageAppended(position=base + 3, role="tool", content="modified: zebra.py",
+                           tool_call_id="call_1"),
+        ev.AgentError(message="format drift, corrected", kind="format"),
+        ev.FinalAnswer(step=2, text="zebra.py changed"),
+        ev.MessageAppended(position=base + 4, role="assistant", content="zebra.py changed"),
+        ev.TurnFinished(turn=turn, status="answered", steps=2, model_calls=2, tool_calls=1,
+                        prompt_tokens=250, completion_tokens=30, wall_s=1.5, at=200.0 + turn),
+    ]
+
+
+@pytest.fixture
+def db(home):
+    database = open_db()
+    yield database
+    database.close()
+
+
+def test_every_event_type_round_trips(db):
+    recorder = Recorder.new(db, model="qwen3-4b", adapter="a1", mode="code")
+    for event in one_turn():
+        recorder.record(event)
+    d = get_session(db, recorder.session_id)
+
+    assert d.summary.title == "what changed in repo 1?"
+    assert (d.summary.model, d.summary.adapter, d.summary.mode) == ("qwen3-4b", "a1", "code")
+    assert d.summary.status == "answered" and d.summary.updated_at == 201.0
+    assert [(m.position, m.role) for m in d.messages] == [
+        (0, "system"), (1, "user"), (2, "assistant"), (3, "tool"), (4, "assistant")]
+    assert d.messages[2].tool_calls == (TOOL_CALL,)
+    assert d.messages[3].tool_call_id == "call_1"
+    assert {m.turn for m in d.messages} == {1}
+
+    (turn,) = d.turns
+    assert turn.final_answer == "zebra.py changed" and turn.status == "answered"
+    assert (turn.steps, turn.model_calls, turn.tool_calls) == (2, 2, 1)
+    assert (turn.prompt_tokens, turn.completion_tokens, turn.wall_s) == (250, 30, 1.5)
+
+    (step,) = d.steps
+    assert (step.code, step.output, step.status, step.duration_s) == (
+        "git.git_status()", "modified: zebra.py", "ok", 0.3)
+
+    (call,) = d.tool_calls
+    assert (call.server, call.tool, call.arguments) == ("git", "git_status", {"repo_path": "."})
+    assert call.annotations == {"readOnlyHint": False}
+    assert (call.approval, call.decided_by) == ("allow_tool", "user")
+    assert (call.result, call.is_error, call.duration_s) == ("modified: zebra.py", False, 0.25)
+    assert call.structured == {"modified": ["zebra.py"]} and (call.turn, call.step) == (1, 1)
+
+    (usage,) = d.usage
+    assert usage.text.startswith("Let me look.") and usage.finish_reason == "stop"
+    assert (usage.prompt_tokens, usage.reused_tokens, usage.evaluated_tokens,
+            usage.completion_tokens) == (120, 100, 20, 15)
+    assert (usage.ttft_s, usage.decode_tps, usage.total_s) == (0.05, 40.0, 0.4)
+
+    (error,) = d.errors
+    assert (error.kind, error.message, error.turn) == ("format", "format drift, corrected", 1)
+
+
+def test_model_deltas_are_not_stored(db):
+    recorder = Recorder.new(db)
+    recorder.record(ev.ModelDelta(step=1, text="tok"))
+    assert db.execute("SELECT count(*) FROM usage").fetchone()[0] == 0
+
+
+def test_events_out_of_order_still_land(db):
+    """A decision or a result whose start was never seen is kept, not dropped."""
+    recorder = Recorder.new(db)
+    recorder.record(ev.ToolApprovalDecided(call_id="x", decision="deny", decided_by="policy"))
+    recorder.record(ev.ToolCallFinished(call_id="x", server="fs", tool="rm", result="denied",
+                                        is_error=True, duration_s=0.0))
+    recorder.record(ev.Observation(step=3, content="out", status="timeout", duration_s=5.0))
+    d = get_session(db, recorder.session_id)
+    assert (d.tool_calls[0].approval, d.tool_calls[0].is_error) == ("deny", True)
+    assert (d.tool_calls[0].server, d.tool_calls[0].tool) == ("fs", "rm")
+    assert d.steps[0].status == "timeout"
+
+
+def test_a_message_position_is_written_once(db):
+    recorder = Recorder.new(db)
+    recorder.record(ev.MessageAppended(position=0, role="user", content="a"))
+    with pytest.raises(sqlite3.IntegrityError):
+        recorder.record(ev.MessageAppended(position=0, role="user", content="b"))
+    assert [m.content for m in get_session(db, recorder.session_id).messages] == ["a"]
+
+
+def test_recording_from_another_thread(db):
+    recorder = Recorder.new(db)
+    worker = threading.Thread(target=lambda: [recorder.record(e) for e in one_turn()])
+    worker.start()
+    worker.join()
+    assert len(get_session(db, recorder.session_id).messages) == 5
+
+
+def test_resume_returns_the_transcript_and_continues_the_session(db):
+    recorder = Recorder.new(db, model="m")
+    for event in one_turn():
+        recorder.record(event)
+    resumed = resume(db, recorder.session_id[:6])
+    assert resumed.transcript[0] == ChatMessage("system", "You are deskmate.")
+    assert resumed.transcript[2] == ChatMessage("assistant", "Let me look.",
+                                                tool_calls=(TOOL_CALL,))
+    assert resumed.transcript[3].tool_call_id == "call_1" and len(resumed.transcript) == 5
+    assert resumed.next_turn == 2
+    assert resumed.kv_state_path == paths.kv_state_dir() / f"{recorder.session_id}.kv"
+    assert not resumed.has_kv_state
+
+    again = Recorder(db, resumed.summary.id)
+    for event in one_turn(turn=resumed.next_turn, base=len(resumed.transcript) - 1):
+        again.record(event)
+    d = get_session(db, recorder.session_id)
+    assert [m.position for m in d.messages] == list(range(9))
+    assert [t.turn for t in d.turns] == [1, 2]
+    assert len(resume(db, recorder.session_id).transcript) == 9
+
+
+def test_list_rate_delete(db):
+    first, second = Recorder.new(db, title="first"), Recorder.new(db, title="second")
+    first.record(ev.MessageAppended(position=0, role="user", content="x"))
+    assert [s.title for s in list_sessions(db)] == ["first", "second"]
+    assert list_sessions(db, limit=1)[0].messages == 1
+
+    rate(db, first.session_id, "down")
+    rate(db, first.session_id, "up", comment="good")  # the latest rating wins
+    assert list_sessions(db)[0].rating == 1 and list_sessions(db)[1].rating is None
+    with pytest.raises(SessionNotFound, match="no turn 7"):
+        rate(db, first.session_id, "up", turn=7)
+
+    kv = paths.kv_state_dir() / f"{first.session_id}.kv"
+    kv.parent.mkdir(parents=True)
+    kv.write_bytes(b"state")
+    delete_session(db, first.session_id)
+    assert not kv.exists()
+    assert [s.title for s in list_sessions(db)] == ["second"]
+    for table in ("messages", "feedback", "turns"):
+        assert db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+    with pytest.raises(SessionNotFound, match="sessions list"):
+        get_session(db, first.session_id)
+
+
+def test_ambiguous_prefix_is_refused(db):
+    Recorder.new(db, session_id="abc111")
+    Recorder.new(db, session_id="abc222")
+    with pytest.raises(SessionNotFound, match="several"):
+        get_session(db, "abc")
+    assert get_session(db, "abc2").summary.id == "abc222"
+    with pytest.raises(SessionNotFound):
+        get_session(db, "%")
+
+
+def test_search_finds_messages_and_tool_calls(db):
+    recorder = Recorder.new(db)
+    for event in one_turn():
+        recorder.record(event)
+    hits = search(db, "zebra")
+    assert {h.kind for h in hits} == {"message", "tool_call"}
+    assert all(h.session_id == recorder.session_id for h in hits)
+    assert any("[zebra]" in h.snippet for h in hits)
+    assert [h.label for h in search(db, "git_status") if h.kind == "tool_call"] == [
+        "git.git_status"]
+    assert search(db, "zeb*") and not search(db, "zeb")
+    assert search(db, "changes") and search(db, "changing")  # porter stemming
+    delete_session(db, recorder.session_id)
+    assert search(db, "zebra") == []
+
+
+ODD_QUERIES = ['"', '""', "'", "(", ")", "((a", "a)", "*", "**", "a*b", "NEAR", "NEAR(a b)",
+               "AND", "OR", "NOT", "a OR", "-a", "a:b", "col:zebra", "^zebra", "+", "{a b}",
+               "zebra\x00", "\\", "%_", "🦓", "a AND (b OR", "NEAR(\"x\" y, 2)", "", "   "]
+
+
+@pytest.mark.parametrize("query", ODD_QUERIES)
+def test_odd_queries_never_raise(db, query):
+    recorder = Recorder.new(db)
+    recorder.record(ev.MessageAppended(position=0, role="user", content="a zebra near b"))
+    search(db, query)
+
+
+def test_odd_queries_keep_their_words(db):
+    recorder = Recorder.new(db)
+    recorder.record(ev.MessageAppended(position=0, role="user", content="a zebra NEAR here"))
+    assert search(db, '"zebra') and search(db, "(zebra)") and search(db, "NEAR")
+    assert search(db, "zebra AND") == []  # every word must match; AND is a word here
+    assert fts_query("a*b") == '"a b"' and fts_query("*") is None
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=40))
+def test_any_query_text_never_raises(db, text):
+    search(db, text)
+
+
+def test_a_newer_file_is_refused_with_its_name(home):
+    db = open_db()
+    db.execute("PRAGMA user_version = 99")
+    db.close()
+    path = paths.data_dir() / "deskmate.db"
+    with pytest.raises(StoreError, match="newer deskmate") as info:
+        open_db()
+    assert str(path) in str(info.value)
+
+
+def test_foreign_files_are_refused(tmp_path):
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE notes (x)").connection.commit()
+    with pytest.raises(StoreError, match="not a deskmate database"):
+        open_db(other)
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StoreError, match=str(garbage)):
+        open_db(garbage)
+
+
+def test_readonly_open(home, tmp_path):
+    with pytest.raises(StoreError, match="no sessions database"):
+        open_db(tmp_path / "missing.db", readonly=True)
+    writer = open_db()
+    Recorder.new(writer, title="t")
+    reader = open_db(readonly=True)
+    assert [s.title for s in list_sessions(reader)] == ["t"]
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        reader.execute("DELETE FROM sessions")
+
+
+def test_the_database_is_wal_with_foreign_keys(db):
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert db.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    for table in ("tasks", "rubrics", "runs", "adapters", "eval_results"):
+        assert db[table].exists()
