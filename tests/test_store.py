@@ -173,7 +173,8 @@ def test_resume_returns_the_transcript_and_continues_the_session(db):
 
 
 def test_list_rate_delete(db):
-    first, second = Recorder.new(db, title="first"), Recorder.new(db, title="second")
+    first = Recorder.new(db, title="first")
+    Recorder.new(db, title="second")
     first.record(ev.MessageAppended(position=0, role="user", content="x"))
     assert [s.title for s in list_sessions(db)] == ["first", "second"]
     assert list_sessions(db, limit=1)[0].messages == 1
@@ -242,7 +243,8 @@ def test_odd_queries_keep_their_words(db):
     assert fts_query("a*b") == '"a b"' and fts_query("*") is None
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=40))
 def test_any_query_text_never_raises(db, text):
     search(db, text)
