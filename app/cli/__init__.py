@@ -42,10 +42,11 @@ def main(ctx: click.Context, config_path: Path | None, model: str | None) -> Non
 def _add_commands() -> None:
     from app.cli.chat import chat
     from app.cli.config_cmd import config
+    from app.cli.mcp import mcp
     from app.cli.models import models
     from app.cli.sessions import sessions
 
-    for command in (chat, models, config, sessions):
+    for command in (chat, models, config, mcp, sessions):
         main.add_command(command)
     register_placeholders(main)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -82,11 +82,9 @@ class Connection:
             await asyncio.wait_for(asyncio.shield(task), timeout=8)
         except (TimeoutError, asyncio.CancelledError):
             task.cancel()
-            try:
+            with suppress(BaseException):
                 await task
-            except BaseException:  # noqa: BLE001 - it is going away either way
-                pass
-        except Exception:  # noqa: BLE001 - failures were already recorded in the state
+        except Exception:
             pass
 
     async def _run(self) -> None:
@@ -109,7 +107,7 @@ class Connection:
             self.set(status="stopped" if self.stop.is_set() else "failed",
                      error="" if self.stop.is_set() else self.state.error)
             raise
-        except BaseException as exc:  # noqa: BLE001 - anyio raises groups; report the cause
+        except BaseException as exc:
             what = describe_exception(exc)
             if "Connection closed" in what:
                 what = "the server process exited before completing the MCP handshake"
@@ -183,7 +181,7 @@ class Connection:
                 prompts = tuple(p.name for p in (await session.list_prompts()).prompts)
             if caps and caps.resources:
                 resources = tuple(str(r.uri) for r in (await session.list_resources()).resources)
-        except Exception:  # noqa: BLE001 - optional features must not fail the connection
+        except Exception:
             pass
         return prompts, resources
 

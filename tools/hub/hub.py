@@ -122,7 +122,7 @@ class Hub:
             result = await asyncio.wait_for(
                 conn.session.call_tool(tool, arguments, read_timeout_seconds=timeout),
                 timeout + 1)
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             raise ToolTimeout(f"{name}.{tool} did not answer within {timeout:g} s") from None
         except asyncio.CancelledError:
             raise
@@ -143,7 +143,7 @@ class Hub:
         try:
             await asyncio.wait_for(conn.session.send_ping(), 2)
             return True
-        except Exception:  # noqa: BLE001 - any failure means the connection is gone
+        except Exception:
             return False
 
     # ---------------------------------------------------------------- shutdown

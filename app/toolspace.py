@@ -1,0 +1,21 @@
+"""Wire the user's configured MCP servers into a Hub (shared by the CLI, TUI and agent)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app import paths
+from app.config import Config
+
+
+def mcp_log_dir():
+    return paths.cache_dir() / "logs" / "mcp"
+
+
+def open_hub(config: Config, on_change: Callable | None = None, names=None):
+    """A Hub over the configured servers (or only ``names``); not started yet."""
+    from tools.hub import Hub
+
+    servers = config.mcp.servers
+    chosen = [servers[n] for n in names] if names is not None else list(servers.values())
+    return Hub(chosen, mcp_log_dir(), on_change=on_change)
