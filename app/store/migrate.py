@@ -51,6 +51,7 @@ def backup_file(conn: sqlite3.Connection, path: Path, version: int) -> Path:
     dest = sqlite3.connect(target)
     try:
         conn.backup(dest)
+        dest.execute("PRAGMA journal_mode = DELETE")  # one self-contained file, no -wal
     except sqlite3.Error as exc:
         target.unlink(missing_ok=True)
         raise StoreError(f"{path}: could not back up to {target} before upgrading ({exc}); "
