@@ -86,10 +86,10 @@ def deref(schema: Any, root: Any, limit: int = 16) -> Any:
     return schema
 
 
-def enum_values(schema: Any, root: Any) -> list[Any]:
+def enum_values(schema: Any, root: Any, level: int = 0) -> list[Any]:
     """The enum/const values of a schema or of its non-null ``anyOf``/``oneOf`` member."""
     schema = deref(schema, root)
-    if not isinstance(schema, dict):
+    if not isinstance(schema, dict) or level > 8:
         return []
     if "const" in schema:
         return [schema["const"]]
@@ -99,8 +99,8 @@ def enum_values(schema: Any, root: Any) -> list[Any]:
         members = schema.get(key)
         if isinstance(members, list):
             for member in members:
-                values = enum_values(member, root) if isinstance(member, dict) else []
-                if values and member is not schema:
+                values = enum_values(member, root, level + 1)
+                if values:
                     return values
     return []
 
@@ -125,10 +125,10 @@ def object_keys(schema: Any, root: Any, level: int = 0) -> list[str]:
     return []
 
 
-def format_hint(schema: Any, root: Any) -> str:
+def format_hint(schema: Any, root: Any, level: int = 0) -> str:
     """A short ``format`` (``uuid``, ``date-time``, ``uri``) of a schema, or ``""``."""
     schema = deref(schema, root)
-    if not isinstance(schema, dict):
+    if not isinstance(schema, dict) or level > 8:
         return ""
     fmt = schema.get("format")
     if isinstance(fmt, str) and re.fullmatch(r"[\w-]{1,16}", fmt):
@@ -136,7 +136,7 @@ def format_hint(schema: Any, root: Any) -> str:
     for key in ("anyOf", "oneOf"):
         members = schema.get(key)
         if isinstance(members, list):
-            hints = {format_hint(m, root) for m in members if isinstance(m, dict)} - {""}
+            hints = {format_hint(m, root, level + 1) for m in members} - {""}
             if len(hints) == 1:
                 return hints.pop()
     return ""

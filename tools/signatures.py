@@ -184,10 +184,11 @@ def _param(original: str, name: str, schema: Any, required: bool, fallback: str,
     if values and "Literal[" not in kind:
         shown = ", ".join(py_literal(v, DEFAULT_CHARS) for v in values)
         notes.append(f"One of: {_trim(shown, NOTE_CHARS)}")
-    keys = object_keys(schema, root)
+    keys = [_clean(key) for key in object_keys(schema, root)]
     if keys and "{" not in kind:  # the type was too deep or long to spell out its keys
         notes.append(f"Keys: {_trim(', '.join(keys), NOTE_CHARS)}")
-    description = " ".join(notes)
+    description = " ".join(" ".join(notes).split())  # keys can hold any character
+
     return Param(name=name, original=original, type=kind, required=required,
                  default=schema.get("default") if has_default else None,
                  has_default=has_default, description=description)
