@@ -53,6 +53,7 @@ class ServerConfig:
     url: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
     enabled: bool = True
+    trust: bool = False  # run every tool of this server without asking
     startup_timeout: float = 30.0  # seconds to connect and list tools
     call_timeout: float = 60.0  # seconds a tool call may take
 
@@ -66,7 +67,7 @@ class ServerConfig:
         default = ServerConfig(name=self.name)
         out: dict[str, Any] = {}
         for key in ("transport", "command", "args", "env", "cwd", "url", "headers", "enabled",
-                    "startup_timeout", "call_timeout"):
+                    "trust", "startup_timeout", "call_timeout"):
             value = getattr(self, key)
             if value != getattr(default, key) and not (key == "transport" and self.url and
                                                        value == "http"):
@@ -125,7 +126,7 @@ def _check_value(key: str, value: Any) -> Any:
                 isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
             raise ServerConfigError(key, "expected a table of strings, e.g. { KEY = \"value\" }")
         return dict(value)
-    if key == "enabled":
+    if key in ("enabled", "trust"):
         if not isinstance(value, bool):
             raise ServerConfigError(key, f"expected true or false, got {value!r}")
         return value

@@ -1,0 +1,241 @@
+"""The host side of the sandbox's tool channel.
+
+Code in the sandbox calls ``git.git_log(max_count=3)``; the worker forwards that here
+as ``("tool", {...})``. This is the one way out of the sandbox, so every call is checked
+before it leaves: the tool exists (else "did you mean …"), the arguments fit its input
+schema (else the signature), the call is not a runaway repeat, and the permission
+policy allows it. Each step is reported as an agent event.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from app.agent.events import (
+    AgentEvent,
+    ToolApprovalDecided,
+    ToolApprovalNeeded,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from tools.catalog import Catalog
+from tools.policy import ApprovalRequest, Policy
+from tools.signatures import Signature, py_identifier, signature
+from tools.spec import ToolSpec
+
+REPEAT_LIMIT = 3  # identical calls allowed per turn before the bridge refuses
+
+
+class BridgeError(Exception):
+    """Refused or failed; the message goes to the model as a ToolError."""
+
+
+class ToolBridge:
+    def __init__(self, catalog: Catalog, call: Callable[..., Any], policy: Policy,
+                 emit: Callable[[AgentEvent], None], *, search: Any = None,
+                 max_tool_calls: int = 30) -> None:
+        self.catalog = catalog
+        self._call = call  # hub.call(server, tool, arguments, cancel=...) -> ToolResult
+        self.policy = policy
+        self.emit = emit
+        self._search = search
+        self.max_tool_calls = max_tool_calls
+        self.cancel: threading.Event | None = None
+        self.step = 0
+        self.calls = 0
+        self._seen: Counter[str] = Counter()
+        self._ids = itertools.count(1)
+        self._servers: dict[str, str] = {}  # python name -> server name
+        self._tools: dict[tuple[str, str], tuple[ToolSpec, Signature]] = {}
+        for info in catalog.servers():
+            self._servers[py_identifier(info.name)] = info.name
+            for spec in catalog.tools(info.name):
+                sig = signature(spec)
+                self._tools[(info.name, sig.name)] = (spec, sig)
+
+    def new_turn(self, cancel: threading.Event | None = None) -> None:
+        self.calls = 0
+        self._seen.clear()
+        self.cancel = cancel
+
+    def namespace(self) -> dict[str, Any]:
+        servers: dict[str, list[str]] = {py: [] for py in self._servers}
+        by_server = {name: py for py, name in self._servers.items()}
+        for (server, py_tool) in self._tools:
+            servers[by_server[server]].append(py_tool)
+        return {"servers": servers, "helpers": ["search_tools", "tool_help"]}
+
+    # ---------------------------------------------------------------- channel
+
+    def __call__(self, kind: str, payload: dict[str, Any]) -> Any:
+        if kind == "tool":
+            return self.call_tool(payload.get("server", ""), payload.get("tool", ""),
+                                  payload.get("args") or [], payload.get("kwargs") or {})
+        if kind == "search_tools":
+            return self.search_tools(str(payload.get("query", "")), int(payload.get("k", 5)))
+        if kind == "tool_help":
+            return self.tool_help(str(payload.get("server", "")),
+                                  [str(n) for n in payload.get("names") or []])
+        raise BridgeError(f"unknown request {kind!r}")
+
+    def search_tools(self, query: str, k: int = 5) -> list[str]:
+        if self._search is None:
+            from tools.search import ToolSearch
+
+            self._search = ToolSearch(self.catalog)
+        lines = []
+        for hit in self._search.search(query, k=max(1, min(k, 20))):
+            spec = self.catalog.get(hit.server, hit.tool)
+            sig = signature(spec)
+            call = sig.def_line().removeprefix("def ").removesuffix(" -> Any")
+            lines.append(f"{py_identifier(hit.server)}.{call} — {sig.summary}")
+        return lines
+
+    def tool_help(self, server: str, names: list[str]) -> str:
+        real = self._server(server)
+        tools = [(spec, sig) for (s, _), (spec, sig) in self._tools.items() if s == real]
+        if not names:
+            return "\n".join(sig.def_line() for _, sig in tools)
+        out = []
+        for name in names:
+            out.append(self._tool(real, name)[1].text())
+        return "\n\n".join(out)
+
+    # ---------------------------------------------------------------- calls
+
+    def call_tool(self, server: str, tool: str, args: list[Any],
+                  kwargs: dict[str, Any]) -> Any:
+        real = self._server(server)
+        spec, sig = self._tool(real, tool)
+        return self._invoke(real, spec, sig, self._arguments(sig, spec, args, kwargs))
+
+    def call_json(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
+        """A call whose arguments use the tool's own (JSON) names — the eager mode."""
+        real = self._server(server)
+        spec, sig = self._tool(real, tool)
+        if not isinstance(arguments, dict):
+            raise BridgeError(f"arguments of {spec.name} must be a JSON object")
+        _validate(spec, sig, arguments)
+        return self._invoke(real, spec, sig, arguments)
+
+    def _invoke(self, real: str, spec: ToolSpec, sig: Signature,
+                arguments: dict[str, Any]) -> Any:
+        self.calls += 1
+        if self.calls > self.max_tool_calls:
+            raise BridgeError(f"tool call limit reached ({self.max_tool_calls} per turn): "
+                              "work with the results you have, or give your final answer")
+        key = json.dumps([real, spec.name, arguments], sort_keys=True, default=str)
+        self._seen[key] += 1
+        if self._seen[key] > REPEAT_LIMIT:
+            raise BridgeError(f"{real}.{spec.name} was already called {REPEAT_LIMIT} times "
+                              "with these exact arguments; use the result you already have")
+        call_id = f"call_{next(self._ids)}"
+        self.emit(ToolCallStarted(call_id=call_id, step=self.step, server=real,
+                                  tool=spec.name, arguments=arguments))
+        request = ApprovalRequest(call_id, spec, arguments)
+        if self.policy.needs_approval(spec) and self.policy.approver is not None and not (
+                self.policy.yes_all or (self.policy.yes and not spec.destructive)):
+            self.emit(ToolApprovalNeeded(call_id=call_id, server=real, tool=spec.name,
+                                         arguments=arguments, annotations=spec.annotations))
+        verdict = self.policy.decide(request)
+        self.emit(ToolApprovalDecided(call_id=call_id, decision=verdict.decision,
+                                      decided_by=verdict.decided_by))
+        if not verdict.allowed:
+            self._finished(call_id, real, spec.name, f"denied: {verdict.reason}", True, 0.0)
+            raise BridgeError(f"{real}.{spec.name} was not run: {verdict.reason}")
+        started = time.perf_counter()
+        try:
+            result = self._call(real, spec.name, arguments, cancel=self.cancel)
+        except Exception as exc:  # the hub's ToolCallError family, and anything unexpected
+            self._finished(call_id, real, spec.name, str(exc), True,
+                           time.perf_counter() - started)
+            raise BridgeError(str(exc)) from exc
+        self._finished(call_id, real, spec.name, result.text, result.is_error,
+                       result.duration_s, result.structured)
+        if result.is_error:
+            raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}")
+        return _json_safe(result.value())
+
+    def _finished(self, call_id: str, server: str, tool: str, text: str, is_error: bool,
+                  duration: float, structured: Any = None) -> None:
+        self.emit(ToolCallFinished(call_id=call_id, server=server, tool=tool, result=text,
+                                   is_error=is_error, duration_s=duration,
+                                   structured=structured))
+
+    def _server(self, name: str) -> str:
+        if name in self._servers:
+            return self._servers[name]
+        if name in self._servers.values():
+            return name
+        hint = _did_you_mean(name, list(self._servers))
+        raise BridgeError(f"there is no server {name!r}{hint}. "
+                          f"Servers: {', '.join(self._servers) or 'none connected'}")
+
+    def _tool(self, server: str, name: str) -> tuple[ToolSpec, Signature]:
+        found = self._tools.get((server, name)) or next(
+            (v for (s, _), v in self._tools.items() if s == server and v[0].name == name), None)
+        if found:
+            return found
+        names = [t for (s, t) in self._tools if s == server]
+        hint = _did_you_mean(name, names)
+        raise BridgeError(f"{py_identifier(server)} has no tool {name!r}{hint}. "
+                          f"Try search_tools({name!r}) or tool_help({py_identifier(server)!r}).")
+
+    def _arguments(self, sig: Signature, spec: ToolSpec, args: list[Any],
+                   kwargs: dict[str, Any]) -> dict[str, Any]:
+        if len(args) > len(sig.params):
+            raise BridgeError(f"too many positional arguments for {sig.name}\n"
+                              f"Signature: {sig.def_line()}")
+        named = dict(zip((p.name for p in sig.params), args, strict=False))
+        for key in kwargs:
+            if key in named:
+                raise BridgeError(f"{sig.name} got {key!r} twice\nSignature: {sig.def_line()}")
+        named.update(kwargs)
+        arguments = sig.to_arguments(named)
+        known = {p.original for p in sig.params}
+        unknown = [k for k in arguments if k not in known]
+        # A tool with declared parameters takes only those; one that declares none
+        # takes what its schema allows.
+        if unknown and (known or spec.input_schema.get("additionalProperties") is False):
+            raise BridgeError(f"{sig.name} has no parameter {unknown[0]!r}"
+                              f"{_did_you_mean(unknown[0], [p.name for p in sig.params])}\n"
+                              f"Signature: {sig.def_line()}")
+        _validate(spec, sig, arguments)
+        return arguments
+
+
+def _validate(spec: ToolSpec, sig: Signature, arguments: dict[str, Any]) -> None:
+    import jsonschema
+
+    schema = spec.input_schema or {"type": "object"}
+    try:
+        validator_cls = jsonschema.validators.validator_for(schema)
+        validator = validator_cls(schema)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+    except jsonschema.exceptions.SchemaError:
+        return  # the server's schema is broken; let the server judge the call
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path)
+        raise BridgeError(f"bad arguments for {sig.name}: {error.message}"
+                          + (f" (at {where})" if where else "")
+                          + f"\nSignature: {sig.def_line()}")
+
+
+def _did_you_mean(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=2, cutoff=0.5)
+    return f" — did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def _json_safe(value: Any) -> Any:
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return json.loads(json.dumps(value, default=str))

@@ -1,0 +1,68 @@
+"""The eager baseline: every tool's JSON schema through the chat template's native tool
+calling, and ``<tool_call>`` JSON parsed back out of the reply (Qwen/Hermes format).
+
+It exists to measure what code orchestration with iterative loading saves, and for
+models trained for native tool calls.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from tools.catalog import Catalog
+from tools.spec import ToolSpec
+
+_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
+SEPARATOR = "__"  # server__tool: function names allow only [A-Za-z0-9_-]
+
+
+@dataclass(frozen=True)
+class EagerCall:
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EagerParseError:
+    message: str
+
+
+def function_name(spec: ToolSpec) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", f"{spec.server}{SEPARATOR}{spec.name}")[:64]
+
+
+def tool_schemas(catalog: Catalog) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {
+        "name": function_name(spec), "description": spec.description,
+        "parameters": spec.input_schema or {"type": "object", "properties": {}}}}
+        for spec in catalog]
+
+
+def parse_tool_calls(text: str, catalog: Catalog) -> list[EagerCall | EagerParseError]:
+    names = {function_name(spec): spec for spec in catalog}
+    calls: list[EagerCall | EagerParseError] = []
+    for raw in _CALL.findall(text):
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            calls.append(EagerParseError(f"the <tool_call> is not valid JSON ({exc.msg}); "
+                                         'write {"name": ..., "arguments": {...}}'))
+            continue
+        name = data.get("name", "") if isinstance(data, dict) else ""
+        spec = names.get(name)
+        if spec is None:
+            calls.append(EagerParseError(f"there is no tool named {name!r}"))
+            continue
+        arguments = data.get("arguments") or {}
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except json.JSONDecodeError:
+                calls.append(EagerParseError(f"arguments of {name} are not a JSON object"))
+                continue
+        calls.append(EagerCall(spec.server, spec.name, arguments))
+    return calls

@@ -1,0 +1,57 @@
+"""Read what a small model replied: one code action, a final answer, or neither.
+
+Small models drift from any format, so parsing is lenient: ```python, ```py or a bare
+``` fence all count; an unclosed fence takes the rest of the reply; prose without code
+is taken as the answer. Only an empty reply, or code and nothing runnable, is
+malformed, and the loop answers that with a precise correction.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_FENCE = re.compile(r"```[ \t]*(python3?|py)?[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.S | re.I)
+_FINAL = re.compile(r"^\s*(?:\*\*)?final[ _]answer\s*(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*", re.I | re.M)
+
+
+@dataclass(frozen=True)
+class CodeAction:
+    thought: str
+    code: str
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    text: str
+
+
+@dataclass(frozen=True)
+class Malformed:
+    correction: str  # what to tell the model
+
+
+Parsed = CodeAction | FinalAnswer | Malformed
+
+
+def closed_code_block(text: str) -> int | None:
+    """End offset of the first complete code block, so generation can stop there."""
+    match = re.search(r"```[ \t]*(?:python3?|py)?[ \t]*\n.*?\n[ \t]*```", text, re.S | re.I)
+    return match.end() if match else None
+
+
+def parse_reply(text: str) -> Parsed:
+    stripped = text.strip()
+    if not stripped:
+        return Malformed("Your reply was empty. Reply with a short thought and one "
+                         "```python block, or with `Final answer: ...` when you are done.")
+    final = _FINAL.search(stripped)
+    fence = _FENCE.search(stripped)
+    if final and (not fence or final.start() < fence.start()):
+        return FinalAnswer(stripped[final.end():].strip())
+    if fence:
+        code = fence.group(2).strip("\n")
+        if not code.strip():
+            return Malformed("Your code block was empty. Put the Python to run inside it.")
+        return CodeAction(thought=stripped[: fence.start()].strip(), code=code)
+    return FinalAnswer(stripped)

@@ -1,0 +1,95 @@
+"""The agent loop in eager mode: scripted model, real MCP server, real bridge and policy."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import toy_server
+
+from app.agent import events as ev
+from app.agent.bridge import ToolBridge
+from app.agent.loop import Agent, AgentLimits
+from app.agent.prompt import EAGER_PROMPT
+from app.agent.scripted import ScriptedModel
+from tools.catalog import Catalog
+from tools.hub import Hub
+from tools.policy import Policy
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    with Hub([toy_server(call_timeout=5)], tmp_path_factory.mktemp("logs")) as hub:
+        assert hub.start()[0].status == "ready"
+        yield hub
+
+
+def make_agent(hub, replies, policy=None, **limits):
+    catalog = Catalog.from_specs(hub.tools())
+    bridge = ToolBridge(catalog, hub.call, policy or Policy(yes_all=True), emit=lambda e: None)
+    model = ScriptedModel(replies)
+    agent = Agent(model, system_prompt=EAGER_PROMPT, bridge=bridge, mode="eager",
+                  limits=AgentLimits(**limits))
+    return agent, model
+
+
+def call(name, **arguments):
+    return f'<tool_call>\n{json.dumps({"name": name, "arguments": arguments})}\n</tool_call>'
+
+
+def test_tool_call_then_answer(hub):
+    agent, model = make_agent(hub, [call("toy__add", a=20, b=22), "The sum is 42."])
+    events = list(agent.run("What is 20 + 22?"))
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[0] == "TurnStarted" and kinds[-1] == "TurnFinished"
+    finished = next(e for e in events if isinstance(e, ev.ToolCallFinished))
+    assert finished.result == "42" and not finished.is_error
+    assert next(e for e in events if isinstance(e, ev.FinalAnswer)).text == "The sum is 42."
+    done = events[-1]
+    assert done.status == "answered" and done.model_calls == 2 and done.tool_calls == 1
+    # The tools went through the chat template, and the tool result came back as a tool
+    # message in the transcript the model saw next.
+    assert {t["function"]["name"] for t in model.params[0].tools} >= {"toy__add", "toy__echo"}
+    assert [m.role for m in model.calls[1]] == ["system", "user", "assistant", "tool"]
+    assert model.calls[1][-1].content == "42"
+    # MessageAppended events rebuild the transcript exactly.
+    appended = [e for e in events if isinstance(e, ev.MessageAppended)]
+    assert [(m.role, m.content) for m in agent.transcript] == [
+        (e.role, e.content) for e in appended]
+
+
+def test_bad_calls_become_error_observations(hub):
+    agent, model = make_agent(hub, [
+        call("toy__nope"), call("toy__add", a="x", b=1), "<tool_call>{not json</tool_call>",
+        "giving up"])
+    events = list(agent.run("add"))
+    observations = [e.content for e in events if isinstance(e, ev.Observation)]
+    assert "no tool named 'toy__nope'" in observations[0]
+    assert "bad arguments for add" in observations[1] and "Signature: def add(" in observations[1]
+    assert "not valid JSON" in observations[2]
+    assert events[-1].status == "answered"
+
+
+def test_denied_call_reaches_the_model_as_an_error(hub):
+    agent, _ = make_agent(hub, [call("toy__echo", text="hi"), "ok"], policy=Policy())
+    events = list(agent.run("echo"))
+    decided = next(e for e in events if isinstance(e, ev.ToolApprovalDecided))
+    assert decided.decision == "deny" and decided.decided_by == "policy"
+    observation = next(e for e in events if isinstance(e, ev.Observation))
+    assert "needs approval" in observation.content and "--yes" in observation.content
+
+
+def test_step_limit(hub):
+    agent, _ = make_agent(hub, [call("toy__echo", text=str(i)) for i in range(5)], max_steps=3)
+    events = list(agent.run("loop"))
+    assert events[-1].status == "max_steps" and events[-1].model_calls == 3
+
+
+def test_follow_up_turn_continues_the_transcript(hub):
+    agent, model = make_agent(hub, ["first answer", "second answer"])
+    list(agent.run("one"))
+    events = list(agent.run("two"))
+    assert events[0].turn == 2
+    assert [m.content for m in model.calls[1]][-3:] == ["one", "first answer", "two"]

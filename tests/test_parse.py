@@ -1,0 +1,53 @@
+"""Lenient parsing of model replies."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.agent.parse import CodeAction, FinalAnswer, Malformed, closed_code_block, parse_reply
+
+
+def test_code_action_with_thought():
+    parsed = parse_reply("I will list files.\n```python\nprint(fs.list('.'))\n```")
+    assert parsed == CodeAction("I will list files.", "print(fs.list('.'))")
+
+
+def test_fence_variants():
+    assert parse_reply("```py\nx = 1\n```").code == "x = 1"
+    assert parse_reply("```\nx = 1\n```").code == "x = 1"
+    assert parse_reply("```Python\nx = 1\n```").code == "x = 1"
+    assert parse_reply("Let me check\n```python\nx = 1\nprint(x)").code == "x = 1\nprint(x)"
+
+
+def test_only_the_first_block_runs():
+    parsed = parse_reply("```python\na = 1\n```\nthen\n```python\nb = 2\n```")
+    assert parsed.code == "a = 1"
+
+
+def test_final_answer_forms():
+    assert parse_reply("Final answer: 42") == FinalAnswer("42")
+    assert parse_reply("Thought: done.\n**Final Answer:** Paris") == FinalAnswer("Paris")
+    assert parse_reply("final_answer: yes") == FinalAnswer("yes")
+    assert parse_reply("The capital is Paris.") == FinalAnswer("The capital is Paris.")
+
+
+def test_final_answer_after_code_is_not_taken_early():
+    parsed = parse_reply("```python\nprint(1)\n```\nFinal answer: 1")
+    assert isinstance(parsed, CodeAction)
+
+
+def test_malformed():
+    assert isinstance(parse_reply("   "), Malformed)
+    assert isinstance(parse_reply("```python\n\n```"), Malformed)
+
+
+def test_closed_code_block():
+    text = "Thought\n```python\nprint(1)\n```\nObservation: made up"
+    assert text[: closed_code_block(text)].endswith("```")
+    assert closed_code_block("```python\nprint(1)") is None
+
+
+@given(st.text())
+def test_never_raises(text):
+    assert isinstance(parse_reply(text), CodeAction | FinalAnswer | Malformed)
