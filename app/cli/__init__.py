@@ -44,9 +44,10 @@ def _add_commands() -> None:
     from app.cli.config_cmd import config
     from app.cli.mcp import mcp
     from app.cli.models import models
+    from app.cli.run import run
     from app.cli.sessions import sessions
 
-    for command in (chat, models, config, mcp, sessions):
+    for command in (chat, models, config, mcp, sessions, run):
         main.add_command(command)
     register_placeholders(main)
 

@@ -11,7 +11,6 @@ import click
 from app.cli.common import EXIT_FAILURE, fail
 
 PLANNED = {
-    "run": "Run the agent on a task with your MCP tools, headless.",
     "tools": "Search and inspect the tools of your MCP servers.",
     "sandbox": "Run code in the agent's isolated sandbox.",
     "eval": "Evaluate the agent on task suites over real MCP servers.",

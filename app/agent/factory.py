@@ -1,0 +1,83 @@
+"""Assemble a working agent from the config: servers, catalog, sandbox, bridge, prompt.
+
+The CLI's ``run``, the TUI and the eval harness all build their agent here, so they get
+the same prompt, the same tool channel and the same permission rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.agent.bridge import ToolBridge
+from app.agent.loop import Agent, AgentLimits
+from app.agent.prompt import EAGER_PROMPT, code_system_prompt
+from app.llm.base import ChatMessage, ChatModel
+from tools.catalog import Catalog
+from tools.policy import Policy
+
+INDEX_TOKENS = 600  # budget of the server index in the system prompt
+
+
+@dataclass
+class AgentRuntime:
+    agent: Agent
+    catalog: Catalog
+    hub: Any = None
+    sandbox: Any = None
+    server_states: list[Any] = field(default_factory=list)
+
+    def close(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.close()
+        if self.hub is not None:
+            self.hub.close()
+
+
+def count_tokens_for(model: ChatModel) -> Callable[[str], int]:
+    tokenize = getattr(model, "tokenize", None)
+    if tokenize is not None:
+        return lambda text: len(tokenize(text))
+    return lambda text: len(text) // 4 + 1  # servers we cannot tokenize for: an estimate
+
+
+def server_index(catalog: Catalog, count_tokens: Callable[[str], int],
+                 budget: int = INDEX_TOKENS) -> str:
+    from tools.index import build_index
+
+    return build_index(catalog, count_tokens, budget)
+
+
+def build_agent(model: ChatModel, *, hub: Any = None, mode: str = "code",
+                policy: Policy | None = None, limits: AgentLimits = AgentLimits(),
+                workdir: Path | None = None, sandbox_limits: Any = None,
+                transcript: Iterable[ChatMessage] = ()) -> AgentRuntime:
+    """An agent over the tools of ``hub`` (already started), or over no tools at all."""
+    catalog = Catalog.from_specs(hub.tools() if hub is not None else [])
+    policy = policy or Policy()
+    call = hub.call if hub is not None else _no_hub
+    bridge = ToolBridge(catalog, call, policy, emit=lambda event: None)
+    sandbox = None
+    if mode == "code":
+        from tools.sandbox import Limits, Sandbox
+
+        sandbox = Sandbox(bridge, namespace=bridge.namespace(),
+                          limits=sandbox_limits or Limits(), workdir=workdir)
+        sandbox.start()
+        prompt = code_system_prompt(server_index(catalog, count_tokens_for(model)))
+    elif mode == "eager":
+        prompt = EAGER_PROMPT
+    else:
+        raise ValueError(f"unknown mode {mode!r}: use code or eager")
+    agent = Agent(model, system_prompt=prompt, sandbox=sandbox, bridge=bridge, mode=mode,
+                  limits=limits, transcript=list(transcript))
+    return AgentRuntime(agent=agent, catalog=catalog, hub=hub, sandbox=sandbox,
+                        server_states=hub.states() if hub is not None else [])
+
+
+def _no_hub(server: str, tool: str, arguments: dict, cancel: Any = None) -> Any:
+    from tools.hub import ServerUnavailable
+
+    raise ServerUnavailable("no MCP servers are connected")

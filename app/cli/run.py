@@ -1,0 +1,150 @@
+"""``deskmate run``: the agent on one task, headless, with your MCP servers."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+
+import click
+
+from app.cli.common import EXIT_INTERRUPTED, Env, fail
+from app.cli.model_loading import load_model
+
+
+@click.command()
+@click.argument("task", nargs=-1, required=True)
+@click.option("--model", "-m", help="Model for this run (overrides the config).")
+@click.option("--mcp-config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Use the servers in this file (Claude/.mcp.json dialects) instead of "
+                   "the config's.")
+@click.option("--mode", type=click.Choice(["code", "eager"]), default="code", show_default=True,
+              help="code: Python that calls tools; eager: native JSON tool calls.")
+@click.option("--yes", is_flag=True, help="Approve every non-destructive tool call.")
+@click.option("--yes-all", is_flag=True, help="Approve every tool call, destructive ones too.")
+@click.option("--max-steps", type=click.IntRange(min=1), default=12, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
+@click.option("--no-record", is_flag=True, help="Do not save the session.")
+@click.pass_obj
+def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | None,
+        mode: str, yes: bool, yes_all: bool, max_steps: int, as_json: bool,
+        no_record: bool) -> None:
+    """Solve TASK with the agent (`-` reads it from standard input)."""
+    from app.agent import events as ev
+    from app.agent.factory import build_agent
+    from app.agent.loop import AgentLimits
+    from app.toolspace import mcp_log_dir
+    from tools.hub import Hub
+    from tools.policy import Policy
+
+    text = sys.stdin.read() if task == ("-",) else " ".join(task)
+    servers = _servers(env, mcp_config)
+    interactive = sys.stdin.isatty() and not as_json and task != ("-",)
+    policy = Policy(trusted_servers={s.name for s in servers if s.trust}, yes=yes,
+                    yes_all=yes_all, approver=_ask if interactive else None)
+    llm = load_model(env, model)
+    cfg = env.config.model
+    limits = AgentLimits(max_steps=max_steps, temperature=cfg.temperature,
+                         max_tokens=min(cfg.max_tokens, 2048))
+    hub = Hub(servers, mcp_log_dir()) if servers else None
+    try:
+        if hub is not None:
+            for state in hub.start():
+                if state.status != "ready":
+                    click.echo(f"warning: MCP server {state.name} is {state.status}: "
+                               f"{state.error.splitlines()[0] if state.error else ''}", err=True)
+        runtime = build_agent(llm, hub=hub, mode=mode, policy=policy, limits=limits)
+        recorder = None if no_record else _recorder(llm, mode)
+        cancel = threading.Event()
+        answer, finished = "", None
+        out = _Printer(quiet=as_json)
+        try:
+            for event in runtime.agent.run(text, cancel):
+                if recorder is not None:
+                    recorder.record(event)
+                out.show(event)
+                if isinstance(event, ev.FinalAnswer):
+                    answer = event.text
+                elif isinstance(event, ev.TurnFinished):
+                    finished = event
+        except KeyboardInterrupt:
+            cancel.set()
+            fail("interrupted", EXIT_INTERRUPTED)
+        finally:
+            if runtime.sandbox is not None:
+                runtime.sandbox.close()
+    finally:
+        if hub is not None:
+            hub.close()
+        llm.close()
+    assert finished is not None
+    if as_json:
+        click.echo(json.dumps({
+            "final_answer": answer, "status": finished.status, "steps": finished.steps,
+            "model_calls": finished.model_calls, "tool_calls": finished.tool_calls,
+            "prompt_tokens": finished.prompt_tokens,
+            "completion_tokens": finished.completion_tokens,
+            "wall_s": round(finished.wall_s, 3),
+            "session": recorder.session_id if recorder else None}))
+    elif recorder is not None:
+        click.echo(click.style(f"[session {recorder.session_id} · {finished.status} · "
+                               f"{finished.steps} steps · {finished.tool_calls} tool calls · "
+                               f"{finished.wall_s:.1f} s]", dim=True), err=True)
+
+
+def _servers(env: Env, mcp_config: Path | None) -> list:
+    if mcp_config is None:
+        return [s for s in env.config.mcp.servers.values() if s.enabled]
+    from tools.hub.dialects import ImportError_, load_server_file
+
+    try:
+        result = load_server_file(mcp_config)
+    except ImportError_ as exc:
+        fail(str(exc), 1)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return [s for s in result.servers if s.enabled]
+
+
+def _recorder(llm, mode: str):
+    from app.store import Recorder, open_db
+
+    return Recorder.new(open_db(), model=llm.info.name, adapter=llm.info.adapter, mode=mode)
+
+
+def _ask(request) -> str:
+    tool = request.tool
+    args = json.dumps(request.arguments, ensure_ascii=False)
+    danger = " (destructive)" if tool.destructive else ""
+    click.echo(f"\nallow {tool.server}.{tool.name}{danger} with {args}?", err=True)
+    choice = click.prompt("[y] once  [a] always this tool  [t] trust this server  [n] deny",
+                          type=click.Choice(["y", "a", "t", "n"]), default="n", err=True)
+    return {"y": "allow_once", "a": "allow_tool", "t": "trust_server", "n": "deny"}[choice]
+
+
+class _Printer:
+    """Streams the agent's work to the terminal: thoughts and code, outputs, the answer."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+
+    def show(self, event) -> None:
+        from app.agent import events as ev
+
+        if self.quiet:
+            return
+        if isinstance(event, ev.ModelDelta):
+            click.echo(click.style(event.text, dim=True), nl=False)
+        elif isinstance(event, ev.ModelMessage):
+            click.echo()
+        elif isinstance(event, ev.ToolCallFinished):
+            mark = click.style("✗", fg="red") if event.is_error else click.style("✓", fg="green")
+            click.echo(f"  {mark} {event.server}.{event.tool} ({event.duration_s:.2f} s)",
+                       err=True)
+        elif isinstance(event, ev.Observation):
+            click.echo(click.style(event.content, fg="cyan"))
+        elif isinstance(event, ev.FinalAnswer):
+            click.echo(click.style("\n" + event.text, bold=True))
+        elif isinstance(event, ev.AgentError):
+            click.echo(click.style(f"error: {event.message}", fg="red"), err=True)
