@@ -184,8 +184,9 @@ def _param(original: str, name: str, schema: Any, required: bool, fallback: str,
     if values and "Literal[" not in kind:
         shown = ", ".join(py_literal(v, DEFAULT_CHARS) for v in values)
         notes.append(f"One of: {_trim(shown, NOTE_CHARS)}")
-    keys = [_clean(key) for key in object_keys(schema, root)]
-    if keys and "{" not in kind:  # the type was too deep or long to spell out its keys
+    # Keys the type did not spell out (too deep or too long to read): name them here.
+    keys = [] if "{" in kind else [_clean(key) for key in object_keys(schema, root)]
+    if keys:
         notes.append(f"Keys: {_trim(', '.join(keys), NOTE_CHARS)}")
     description = " ".join(" ".join(notes).split())  # keys can hold any character
 
@@ -216,7 +217,7 @@ def _docstring(summary: str, params: list[Param]) -> str:
              for p in params if p.description]
     if not lines:
         return summary
-    return "\n".join([summary or "Call this tool.", "Args:", *lines])
+    return "\n".join([summary, "Args:", *lines] if summary else ["Args:", *lines])
 
 
 def _described_args(description: str) -> dict[str, str]:
@@ -289,6 +290,9 @@ def _trim(text: str, limit: int) -> str:
 def _clean(text: Any) -> str:
     """Text safe to put in source: control characters and lone surrogates removed."""
     text = str(text).replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ")
-    text = "".join(ch for ch in text if ch == "\n" or unicodedata.category(ch)[0] != "C"
-                   or unicodedata.category(ch) == "Cf")
-    return text.encode("utf-8", "replace").decode("utf-8")
+    return _CONTROL.sub("", text)
+
+
+# C0/C1 controls except newline (NUL cannot be in source at all) and lone surrogates
+# (which cannot be encoded).
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
