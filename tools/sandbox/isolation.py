@@ -1,0 +1,208 @@
+"""Which isolation this machine offers, and the command line that starts a worker in it.
+
+Levels, strongest first (set DESKMATE_SANDBOX_ISOLATION to cap the level):
+- ``bwrap``: bubblewrap namespaces — no network, own pids, a read-only view of the
+  system libraries and the Python stdlib only, no home, only the work dir writable.
+- ``unshare``: as root without bwrap — no network and own pids; the file system is the
+  host's, seen as an unprivileged uid.
+- ``rlimits``: resource limits only.
+At every level the worker gets a scrubbed environment and rlimits, and as root it runs
+as a throwaway uid so that RLIMIT_NPROC (not enforced for root) bounds fork bombs.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.sandbox.results import Isolation
+
+LEVELS = ("bwrap", "unshare", "rlimits")
+OVERRIDE_ENV = "DESKMATE_SANDBOX_ISOLATION"
+HERE = Path(__file__).resolve().parent
+WORKER_FILES = ("worker.py", "protocol.py")
+INSIDE = Path("/opt/deskmate-sandbox")  # where bwrap shows the worker's files
+SYSTEM_LIBS = ("/usr/lib", "/usr/lib64", "/lib", "/lib64")
+# Throwaway uids for root's sandboxes: outside any distribution's range, so no file
+# or process of a real user shares them.
+UID_BASE, UID_SPAN = 1_500_000_000, 100_000_000
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a worker is started at one level."""
+
+    isolation: Isolation
+    drop_uid: bool          # run as a throwaway uid (we are root)
+    processes_bounded: bool  # RLIMIT_NPROC applies (not root, or the uid is dropped)
+
+
+def interpreter() -> Path:
+    """The real (non-venv) Python binary: no site-packages of ours come with it."""
+    return Path(os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable))
+
+
+def python_paths() -> list[Path]:
+    """What the interpreter needs to run the stdlib: binary, stdlib, libpython."""
+    paths = [interpreter(), Path(os.path.realpath(sysconfig.get_paths()["stdlib"]))]
+    dynload = sysconfig.get_config_var("DESTSHARED")
+    if dynload and not Path(os.path.realpath(dynload)).is_relative_to(paths[1]):
+        paths.append(Path(os.path.realpath(dynload)))
+    libdir = sysconfig.get_config_var("LIBDIR")
+    if sysconfig.get_config_var("Py_ENABLE_SHARED") and libdir:
+        version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        paths += sorted(Path(libdir).glob(f"libpython{version}*.so*"))
+    return [p for p in paths if p.exists()]
+
+
+def worker_args(level: str, fds: tuple[int, int]) -> list[str]:
+    """The interpreter's arguments that run the worker speaking on these fds."""
+    folder = INSIDE if level == "bwrap" else HERE
+    return [str(folder / "worker.py"), *(str(fd) for fd in fds)]
+
+
+def scrubbed_env(workdir: Path) -> dict[str, str]:
+    """Built from nothing: no token, key or proxy of the user's reaches the sandbox."""
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+            "HOME": str(workdir), "TMPDIR": str(workdir)}
+
+
+def _ancestors(path: Path) -> list[Path]:
+    return [p for p in reversed(path.parents) if p != Path("/")]
+
+
+def bwrap_args(workdir: Path, root: bool) -> list[str]:
+    binds: list[tuple[str, str, str]] = []  # (option, source, destination)
+    binds += [("--ro-bind", lib, lib) for lib in SYSTEM_LIBS if os.path.exists(lib)]
+    binds += [("--ro-bind", str(p), str(p)) for p in python_paths()]
+    binds += [("--ro-bind", str(HERE / f), str(INSIDE / f)) for f in WORKER_FILES]
+    binds.append(("--bind", str(workdir), str(workdir)))
+    binds.sort(key=lambda b: len(Path(b[2]).parts))
+    args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+            "--hostname", "sandbox"]
+    if root:  # the worker drops to a throwaway uid itself, before any cell runs
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        args += ["--unshare-user"]
+    # bwrap creates missing parents with their source's mode (e.g. /root 0700), which a
+    # throwaway uid could not traverse: create them first, traversable and unlistable.
+    mounted: list[Path] = []
+    made: set[Path] = set()
+    for _, _, dest in binds:
+        for parent in _ancestors(Path(dest)):
+            if parent not in made and not any(parent.is_relative_to(m) for m in mounted):
+                args += ["--perms", "0711", "--dir", str(parent)]
+                made.add(parent)
+        mounted.append(Path(dest))
+    for option, source, dest in binds:
+        args += [option, source, dest]
+    stdlib = Path(os.path.realpath(sysconfig.get_paths()["stdlib"]))
+    if (stdlib / "site-packages").is_dir():  # hide every installed package
+        site = str(stdlib / "site-packages")
+        args += ["--perms", "0555", "--tmpfs", site, "--remount-ro", site]
+    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/", "--chdir", str(workdir)]
+    return args
+
+
+def command(level: str, workdir: Path, args: list[str]) -> list[str]:
+    """argv that runs ``python -I -S -B ARGS`` at this level."""
+    program = [str(interpreter()), "-I", "-S", "-B", *args]
+    if level == "bwrap":
+        return [*bwrap_args(workdir, os.geteuid() == 0), "--", *program]
+    if level == "unshare":
+        return ["unshare", "--net", "--pid", "--fork", "--mount-proc", "--kill-child", *program]
+    return program
+
+
+def _readable_by_others(path: Path) -> bool:
+    try:
+        if not all(os.stat(p).st_mode & 0o001 for p in [*_ancestors(path)]):
+            return False
+        return bool(os.stat(path).st_mode & (0o005 if path.is_dir() else 0o004))
+    except OSError:
+        return False
+
+
+def _probe(level: str) -> bool:
+    """Start a real (trivial) interpreter at this level; True when it ran."""
+    if level == "bwrap" and not shutil.which("bwrap"):
+        return False
+    if level == "unshare" and (os.geteuid() != 0 or not shutil.which("unshare")):
+        return False
+    with tempfile.TemporaryDirectory(prefix="deskmate-probe-") as tmp:
+        argv = command(level, Path(tmp), ["-c", "import json, socket"])
+        try:
+            done = subprocess.run(argv, cwd=tmp, env=scrubbed_env(Path(tmp)),
+                                  stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+    return done.returncode == 0
+
+
+def _bwrap_version() -> str:
+    try:
+        out = subprocess.run(["bwrap", "--version"], capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() or "bubblewrap"
+    except (OSError, subprocess.TimeoutExpired):
+        return "bubblewrap"
+
+
+def _plan(level: str) -> Plan:
+    root = os.geteuid() == 0
+    if level == "bwrap":
+        drop = root
+    else:  # the throwaway uid must still reach the interpreter and the worker
+        drop = root and all(_readable_by_others(p)
+                            for p in [*python_paths(), HERE / "worker.py"])
+    bounded = drop or not root
+    home = Path(os.path.expanduser("~"))
+    procs = ("processes bounded by RLIMIT_NPROC" if bounded else
+             "processes NOT bounded (root, and the interpreter is not reachable by an "
+             "unprivileged uid)")
+    who = "a throwaway uid" if drop else ("root" if root else "your uid")
+    limits = "rlimits on CPU, memory, file size, processes; scrubbed environment"
+    if level == "bwrap":
+        details = (f"{_bwrap_version()}: no network, own pid namespace, read-only system "
+                   f"libraries and Python stdlib only, no home, only the work dir writable; "
+                   f"runs as {who}, {procs}; {limits}")
+        return Plan(Isolation("bwrap", False, False, details), drop, bounded)
+    home_visible = not drop or _readable_by_others(home)
+    if level == "unshare":
+        details = (f"unshare: no network, own pid namespace; the host file system as {who} "
+                   f"(readable where others may read, writable where others may write); "
+                   f"{procs}; {limits}")
+        return Plan(Isolation("unshare", False, home_visible, details), drop, bounded)
+    details = (f"rlimits only: network reachable, the host file system as {who}; {procs}; "
+               f"{limits}. Install bubblewrap for real isolation")
+    return Plan(Isolation("rlimits", True, home_visible, details), drop, bounded)
+
+
+@functools.cache
+def _plan_for(cap: str) -> Plan:
+    if sys.platform == "linux":
+        for level in LEVELS[LEVELS.index(cap):-1]:
+            if _probe(level):
+                return _plan(level)
+    return _plan("rlimits")
+
+
+def plan() -> Plan:
+    cap = os.environ.get(OVERRIDE_ENV, "").strip().lower()
+    return _plan_for(cap if cap in LEVELS else LEVELS[0])
+
+
+def detect_isolation() -> Isolation:
+    """The strongest isolation that works here (probed once per process)."""
+    return plan().isolation
+
+
+def sandbox_uid() -> int:
+    return UID_BASE + int.from_bytes(os.urandom(4), "big") % UID_SPAN

@@ -1,0 +1,287 @@
+"""The sandbox worker: runs cells in one persistent namespace, like a notebook.
+
+Started by the host as ``python -I -S worker.py IN_FD OUT_FD`` inside whatever
+isolation the OS offers (see isolation.py). Stdlib only: no site-packages are visible.
+The two fds carry protocol frames; fd 1 and 2 are a pipe the host captures as the
+cell's output. Tool calls leave only through the ``call`` frame; the host decides.
+"""
+
+import ast
+import contextlib
+import importlib.util
+import linecache
+import os
+import queue
+import resource
+import signal
+import sys
+import threading
+import traceback
+from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location(
+    "_deskmate_protocol", Path(__file__).with_name("protocol.py"))
+protocol = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(protocol)
+
+CELL_PREFIX = "<cell "
+WORKER_PID = os.getpid()
+
+
+class ToolError(Exception):
+    """A tool call the host refused or that failed; the message says why."""
+
+
+class CPULimitExceeded(BaseException):
+    """RLIMIT_CPU's soft limit was reached (SIGXCPU)."""
+
+
+class Channel:
+    """The worker's end of the protocol: one reader thread, serialized writes."""
+
+    def __init__(self, in_fd: int, out_fd: int) -> None:
+        self.in_fd, self.out_fd = in_fd, out_fd
+        self.jobs: queue.Queue = queue.Queue()
+        self.replies: queue.Queue = queue.Queue()
+        self.running = False
+        self._lock = threading.Lock()
+        self._next_id = 0
+
+    def send(self, message: dict) -> None:
+        # An interrupt must not land in the middle of a frame.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            with self._lock:
+                protocol.write_frame(self.out_fd, message)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    def read_forever(self) -> None:
+        while True:
+            try:
+                message = protocol.read_frame(self.in_fd)
+            except (protocol.ProtocolError, OSError):
+                self.jobs.put(None)
+                self.replies.put(None)
+                return
+            kind = message["type"]
+            if kind == "exec":
+                self.jobs.put(message)
+            elif kind == "reply":
+                self.replies.put(message)
+            elif kind == "interrupt" and self.running:
+                os.kill(WORKER_PID, signal.SIGINT)
+
+    def call(self, kind: str, payload: dict):
+        self._next_id += 1
+        call_id = self._next_id
+        self.send({"type": "call", "id": call_id, "kind": kind, "payload": payload})
+        while True:
+            reply = self.replies.get()
+            if reply is None:
+                raise ToolError("the host closed the tool channel")
+            if reply.get("id") == call_id:
+                break  # replies to calls abandoned by an interrupt are dropped
+        if not reply.get("ok"):
+            raise ToolError(reply.get("error") or "tool call failed")
+        return reply.get("value")
+
+
+def _check_json(value, what: str) -> None:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _check_json(item, what)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{what}: dict keys must be strings, got {key!r}")
+            _check_json(item, what)
+        return
+    raise TypeError(f"{what} must be JSON values (str, int, float, bool, None, list, "
+                    f"dict), got {type(value).__name__}")
+
+
+class Server:
+    """One MCP server: its tools are methods; unknown names still ask the host."""
+
+    def __init__(self, channel: Channel, name: str, tools: list[str]) -> None:
+        object.__setattr__(self, "_channel", channel)
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_tools", list(tools))
+
+    def __getattr__(self, tool: str):
+        if tool.startswith("_"):
+            raise AttributeError(tool)
+        channel, server = self._channel, self._name
+
+        def call(*args, **kwargs):
+            _check_json(args, "tool arguments")
+            _check_json(kwargs, "tool arguments")
+            return channel.call("tool", {"server": server, "tool": tool,
+                                         "args": list(args), "kwargs": kwargs})
+
+        call.__name__ = call.__qualname__ = tool
+        call.__doc__ = f"Tool {server}.{tool}; tool_help({server!r}, {tool!r}) describes it."
+        return call
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError(f"server {self._name!r} is read-only")
+
+    def __dir__(self) -> list[str]:
+        return list(self._tools)
+
+    def __repr__(self) -> str:
+        return f"<server {self._name}: {len(self._tools)} tools; dir() lists them>"
+
+
+def build_namespace(channel: Channel, spec: dict) -> dict:
+    ns: dict = {"__name__": "__main__", "__builtins__": __builtins__, "ToolError": ToolError}
+    for name, tools in (spec.get("servers") or {}).items():
+        ns[name] = Server(channel, name, tools)
+    helpers = spec.get("helpers") or []
+    if "search_tools" in helpers:
+        def search_tools(query: str, k: int = 5):
+            """Search all connected tools by what they do; returns the best k matches."""
+            return channel.call("search_tools", {"query": query, "k": k})
+        ns["search_tools"] = search_tools
+    if "tool_help" in helpers:
+        def tool_help(server: str, *names: str) -> str:
+            """Python signatures and docs of a server's tools (all of them if no names)."""
+            return channel.call("tool_help", {"server": server, "names": list(names)})
+        ns["tool_help"] = tool_help
+    return ns
+
+
+def drop_privileges(uid: int | None, gid: int | None) -> None:
+    if uid is None:
+        return
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+
+
+def apply_limits(limits: dict) -> None:
+    def cap(which: int, value: int) -> None:
+        resource.setrlimit(which, (value, value))
+
+    mb = 1024 * 1024
+    cap(resource.RLIMIT_AS, limits["memory_mb"] * mb)
+    cap(resource.RLIMIT_FSIZE, limits["file_size_mb"] * mb)
+    cap(resource.RLIMIT_NPROC, limits["max_processes"])
+    cap(resource.RLIMIT_CORE, 0)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write raises OSError
+
+
+def _on_xcpu(signum, frame):
+    raise CPULimitExceeded
+
+
+def _cpu_used() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def set_cpu_budget(seconds: int | None) -> None:
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    soft = hard if seconds is None else int(_cpu_used()) + 1 + seconds
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def format_error(exc: BaseException) -> str:
+    """The traceback trimmed to the frames of the user's cells."""
+    if isinstance(exc, SyntaxError) and str(exc.filename).startswith(CELL_PREFIX):
+        return "".join(traceback.format_exception_only(exc)).rstrip()
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if f.filename.startswith(CELL_PREFIX)]
+    lines = ["Traceback (most recent call last):\n"] if frames else []
+    lines += traceback.format_list(frames)
+    lines += traceback.format_exception_only(exc)
+    return "".join(lines).rstrip()
+
+
+def run_cell(code: str, number: int, ns: dict, limits: dict, channel: Channel) -> dict:
+    filename = f"{CELL_PREFIX}{number}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    status, error, value = "ok", "", None
+    channel.running = True
+    try:
+        set_cpu_budget(limits["cpu_s"])
+        tree = ast.parse(code, filename, "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        exec(compile(tree, filename, "exec"), ns)
+        if last is not None:
+            result = eval(compile(last, filename, "eval"), ns)
+            if result is not None:
+                ns["_"] = result
+                value = repr(result)
+    except MemoryError as exc:
+        status, error = "memory", _safe_format(exc, "MemoryError: out of memory")
+    except CPULimitExceeded:
+        status = "timeout"
+        error = f"CPU time limit exceeded ({limits['cpu_s']} s of CPU for one cell)"
+    except KeyboardInterrupt:
+        status, error = "killed", "interrupted"
+    except BaseException as exc:
+        status, error = "error", _safe_format(exc, repr(exc))
+    finally:
+        channel.running = False
+        set_cpu_budget(None)
+    return {"type": "done", "status": status, "error": error, "value": value}
+
+
+def _safe_format(exc: BaseException, fallback: str) -> str:
+    try:
+        return format_error(exc)
+    except MemoryError:
+        return fallback
+
+
+def _in_forked_child(in_fd: int, out_fd: int) -> None:
+    # A process forked by a cell must not speak the protocol: only the worker does.
+    for fd in (in_fd, out_fd):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def main(argv: list[str]) -> int:
+    in_fd, out_fd = int(argv[1]), int(argv[2])
+    setup = protocol.read_frame(in_fd)
+    drop_privileges(setup.get("uid"), setup.get("gid"))
+    limits = setup["limits"]
+    apply_limits(limits)
+    signal.signal(signal.SIGXCPU, _on_xcpu)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.register_at_fork(after_in_child=lambda: _in_forked_child(in_fd, out_fd))
+    sys.stdout.reconfigure(write_through=True)
+    channel = Channel(in_fd, out_fd)
+    ns = build_namespace(channel, setup.get("namespace") or {})
+    threading.Thread(target=channel.read_forever, name="protocol", daemon=True).start()
+    channel.send({"type": "ready"})
+    number = 0
+    while True:
+        try:
+            job = channel.jobs.get()
+        except KeyboardInterrupt:
+            continue  # an interrupt that arrived just after its cell ended
+        if job is None:
+            return 0
+        number += 1
+        result = run_cell(job["code"], number, ns, limits, channel)
+        if os.getpid() != WORKER_PID:
+            os._exit(0)  # a child the cell forked has finished the cell's code
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # SIGINT is blocked while writing: one raised here comes after the whole frame.
+        with contextlib.suppress(KeyboardInterrupt):
+            channel.send(result)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
