@@ -82,6 +82,27 @@ class UIConfig:
     theme: str = _field("textual-dark", "Textual theme of the app.")
 
 
+@dataclass(frozen=True)
+class KeysConfig:
+    """Key bindings of the app, by action. Several keys: "f2,ctrl+s"; "" unbinds."""
+
+    help: str = _field("f1", "Show the keys and what they do.")
+    sessions: str = _field("f2", "Open the sessions screen.")
+    servers: str = _field("f3", "Open the MCP servers screen.")
+    models: str = _field("f4", "Open the models screen.")
+    finetune: str = _field("f5", "Open the finetuning screen.")
+    chat: str = _field("f6", "Back to the chat.")
+    new_session: str = _field("ctrl+n", "Start a new session.")
+    cancel: str = _field("escape", "Cancel the running turn (or leave a screen).")
+    toggle_theme: str = _field("ctrl+t", "Switch between the light and the dark theme.")
+    quit: str = _field("ctrl+q", "Quit.")
+    newline: str = _field("ctrl+j", "Insert a new line in the prompt (Enter sends it).")
+    allow_once: str = _field("y", "Approval: allow this call once.")
+    allow_tool: str = _field("a", "Approval: allow this tool for the session.")
+    trust_server: str = _field("t", "Approval: trust the whole server.")
+    deny: str = _field("n", "Approval: deny the call.")
+
+
 def _parse_servers(value: Any) -> dict[str, Any]:
     """``[mcp.servers.NAME]`` tables → ServerConfig, validated by tools.hub."""
     from tools.hub.servers import ServerConfigError, server_from_table
@@ -118,6 +139,7 @@ class Config:
     openai: OpenAIConfig = field(default_factory=OpenAIConfig)
     ui: UIConfig = field(default_factory=UIConfig)
     mcp: MCPConfig = field(default_factory=MCPConfig)
+    keys: KeysConfig = field(default_factory=KeysConfig)
 
 
 # ---------------------------------------------------------------- reading
