@@ -45,9 +45,10 @@ def _add_commands() -> None:
     from app.cli.mcp import mcp
     from app.cli.models import models
     from app.cli.run import run
+    from app.cli.sandbox import sandbox
     from app.cli.sessions import sessions
 
-    for command in (chat, models, config, mcp, sessions, run):
+    for command in (chat, models, config, mcp, sessions, run, sandbox):
         main.add_command(command)
     register_placeholders(main)
 

@@ -10,6 +10,7 @@ import ast
 import contextlib
 import importlib.util
 import linecache
+import math
 import os
 import queue
 import resource
@@ -186,7 +187,7 @@ def _cpu_used() -> float:
 
 def set_cpu_budget(seconds: int | None) -> None:
     hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-    soft = hard if seconds is None else int(_cpu_used()) + 1 + seconds
+    soft = hard if seconds is None else math.ceil(_cpu_used()) + seconds
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))

@@ -1,0 +1,73 @@
+"""``deskmate sandbox``: run code in the agent's isolated sandbox, see its isolation.
+
+``exec`` starts a fresh sandbox with no tools — for debugging and for security checks.
+It exits 0 whatever the code did: the outcome is in the printed status.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+
+import click
+
+from app.cli.common import EXIT_FAILURE, fail
+
+
+@click.group()
+def sandbox() -> None:
+    """Run code in the agent's isolated sandbox."""
+
+
+@sandbox.command("exec")
+@click.argument("source", type=click.File("r"))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object: status, "
+              "stdout, error, value, duration_s, isolation.")
+@click.option("--timeout", type=float, default=None,
+              help="Wall-clock limit in seconds (default: the sandbox's, 30).")
+def exec_cmd(source, as_json: bool = False, timeout: float | None = None) -> None:
+    """Run the Python in SOURCE (a file, or - for stdin) in a fresh sandbox, no tools.
+
+    Prints the output, the error and the exit reason: ok, error, timeout, memory, killed.
+    """
+    from tools.sandbox import Sandbox, SandboxError
+
+    code = source.read()
+    try:
+        with Sandbox() as box:
+            result = box.execute(code, timeout=timeout)
+            isolation = box.isolation
+    except SandboxError as exc:
+        fail(str(exc), EXIT_FAILURE)
+    if as_json:
+        click.echo(json.dumps({"status": result.status, "stdout": result.stdout,
+                               "error": result.error, "value": result.value,
+                               "duration_s": round(result.duration_s, 4),
+                               "isolation": asdict(isolation)}, ensure_ascii=False))
+        return
+    sys.stdout.write(result.stdout)
+    if result.stdout and not result.stdout.endswith("\n"):
+        sys.stdout.write("\n")
+    if result.value is not None:
+        click.echo(result.value)
+    if result.error:
+        click.echo(result.error, err=True)
+    click.echo(f"[{result.status}] {result.duration_s:.2f} s, isolation: {isolation.level}",
+               err=True)
+
+
+@sandbox.command("info")
+@click.option("--json", "as_json", is_flag=True, help="Print the isolation as JSON.")
+def info_cmd(as_json: bool = False) -> None:
+    """The isolation the sandbox gets on this machine."""
+    from tools.sandbox import detect_isolation
+
+    isolation = detect_isolation()
+    if as_json:
+        click.echo(json.dumps(asdict(isolation)))
+        return
+    click.echo(f"level: {isolation.level}")
+    click.echo(f"network: {'reachable' if isolation.network else 'none'}")
+    click.echo(f"home directory: {'visible' if isolation.home_visible else 'hidden'}")
+    click.echo(f"details: {isolation.details}")
