@@ -113,8 +113,8 @@ def bwrap_args(workdir: Path, root: bool) -> list[str]:
 
 
 def command(level: str, workdir: Path, args: list[str]) -> list[str]:
-    """argv that runs ``python -I -S -B ARGS`` at this level."""
-    program = [str(interpreter()), "-I", "-S", "-B", *args]
+    """argv that runs ``python -I -S -B -u ARGS`` at this level."""
+    program = [str(interpreter()), "-I", "-S", "-B", "-u", *args]
     if level == "bwrap":
         return [*bwrap_args(workdir, os.geteuid() == 0), "--", *program]
     if level == "unshare":

@@ -1,0 +1,328 @@
+"""The sandbox as the agent uses it: notebook state, output, errors, tool calls, limits."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tools.sandbox import CellResult, Limits, Sandbox, ToolError, detect_isolation
+from tools.sandbox.capture import OutputBuffer, truncate_middle
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def box():
+    with Sandbox() as sandbox:
+        yield sandbox
+
+
+class Recorder:
+    """A real host handler: records calls, answers like the bridge would."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict]] = []
+
+    def __call__(self, kind: str, payload: dict):
+        self.calls.append((kind, payload))
+        if kind == "search_tools":
+            return [{"server": "git", "tool": "git_log", "score": 1.5}][: payload["k"]]
+        if kind == "tool_help":
+            return f"def {payload['names'][0]}(repo_path: str) -> dict: ..."
+        tool = payload["tool"]
+        if tool == "echo":
+            return {"args": payload["args"], "kwargs": payload["kwargs"]}
+        if tool == "slow":
+            time.sleep(1.5)
+            return "done"
+        if tool == "broken":
+            raise RuntimeError("database is locked")
+        raise ToolError(f"unknown tool {payload['server']}.{tool}; did you mean git_status?")
+
+
+@pytest.fixture
+def tools():
+    handler = Recorder()
+    namespace = {"servers": {"git": ["git_status", "echo", "slow", "broken"]},
+                 "helpers": ["search_tools", "tool_help"]}
+    with Sandbox(handler, namespace=namespace) as sandbox:
+        yield sandbox, handler
+
+
+def ok(result: CellResult) -> CellResult:
+    assert result.status == "ok", result
+    return result
+
+
+def test_state_persists_across_cells(box):
+    ok(box.execute("x = 40\ndef add(a):\n    return a + x"))
+    assert ok(box.execute("add(2)")).value == "42"
+    assert ok(box.execute("x = 1")).value is None
+    assert ok(box.execute("add(2)")).value == "3"
+
+
+def test_last_expression_value_like_a_notebook(box):
+    assert ok(box.execute("[1, 'a'] * 2")).value == "[1, 'a', 1, 'a']"
+    assert ok(box.execute("y = 3\ny * 2")).value == "6"
+    assert ok(box.execute("None")).value is None
+    assert ok(box.execute("print('p')")).value is None
+    assert ok(box.execute("_")).value == "6"
+
+
+def test_stdout_is_captured_from_print_stderr_and_the_fd(box):
+    result = ok(box.execute(
+        "import os, sys\nprint('one')\nprint('two', file=sys.stderr)\nos.write(1, b'three\\n')"))
+    assert result.stdout.splitlines() == ["one", "two", "three"]
+    assert ok(box.execute("print('next')")).stdout == "next\n"
+
+
+def test_output_is_truncated_head_and_tail():
+    with Sandbox(limits=Limits(output_chars=1000)) as box:
+        result = ok(box.execute("print('HEAD' + 'x' * 300_000 + 'TAIL')"))
+    assert result.stdout.startswith("HEAD") and result.stdout.rstrip().endswith("TAIL")
+    assert "characters of output omitted" in result.stdout
+    assert len(result.stdout) < 1100
+
+
+def test_truncation_helpers_count_what_was_cut():
+    assert truncate_middle("abcdef", 10) == "abcdef"
+    cut = truncate_middle("a" * 50 + "b" * 50, 10)
+    assert cut.startswith("aaaaa\n") and cut.endswith("\nbbbbb") and "90 characters" in cut
+    buffer = OutputBuffer(10)
+    for _ in range(1000):
+        buffer.feed(b"0123456789")
+    text = buffer.text()
+    assert text.startswith("01234\n") and text.endswith("\n56789")
+    assert "9990 characters" in text
+
+
+def test_printed_frames_cannot_forge_messages(box):
+    forged = json.dumps({"type": "done", "status": "ok", "error": "", "value": "'forged'"})
+    code = ("import os, struct\n"
+            f"body = {forged!r}.encode()\n"
+            "os.write(1, struct.pack('>I', len(body)) + body)\n"
+            f"print({forged!r})\n"
+            "'real'")
+    result = ok(box.execute(code))
+    assert result.value == "'real'"
+    assert '"forged"' not in result.stdout and "'forged'" in result.stdout
+    assert ok(box.execute("1 + 1")).value == "2"
+
+
+def test_traceback_is_trimmed_to_the_cells(box):
+    ok(box.execute("def inner(v):\n    return 1 / v"))
+    result = box.execute("data = [0]\ninner(data[0])")
+    assert result.status == "error"
+    assert result.error.startswith("Traceback (most recent call last):")
+    assert '"<cell 2>", line 2' in result.error and '"<cell 1>", line 2, in inner' in result.error
+    assert "return 1 / v" in result.error
+    assert result.error.endswith("ZeroDivisionError: division by zero")
+    assert "worker.py" not in result.error and "exec(" not in result.error
+
+
+def test_syntax_error_and_exit_are_errors_not_crashes(box):
+    result = box.execute("def f(:\n  pass")
+    assert result.status == "error" and "SyntaxError" in result.error
+    assert '"<cell 1>"' in result.error
+    result = box.execute("import sys\nsys.exit(3)")
+    assert result.status == "error" and "SystemExit: 3" in result.error
+    assert not result.state_lost
+    assert ok(box.execute("'still here'")).value == "'still here'"
+
+
+def test_tool_calls_round_trip_values(tools):
+    box, handler = tools
+    result = ok(box.execute(
+        "r = git.echo('.', 3, flag=True, opts={'n': [1, 2.5, None]}, name='é✓')\nr"))
+    assert handler.calls == [("tool", {"server": "git", "tool": "echo", "args": [".", 3],
+                                       "kwargs": {"flag": True, "opts": {"n": [1, 2.5, None]},
+                                                  "name": "é✓"}})]
+    assert eval(result.value) == {"args": [".", 3], "kwargs": {
+        "flag": True, "opts": {"n": [1, 2.5, None]}, "name": "é✓"}}
+    assert ok(box.execute("type(r['kwargs']['opts']['n'][1]).__name__")).value == "'float'"
+
+
+def test_tool_error_carries_the_hosts_message(tools):
+    box, handler = tools
+    result = box.execute("git.git_log(max_count=1)")
+    assert result.status == "error"
+    assert "ToolError: unknown tool git.git_log; did you mean git_status?" in result.error
+    assert handler.calls[-1] == ("tool", {"server": "git", "tool": "git_log", "args": [],
+                                          "kwargs": {"max_count": 1}})
+    caught = ok(box.execute(
+        "try:\n    git.nope()\nexcept ToolError as exc:\n    message = str(exc)\nmessage"))
+    assert "did you mean git_status" in caught.value
+    broken = box.execute("git.broken()")
+    assert broken.status == "error" and "RuntimeError: database is locked" in broken.error
+
+
+def test_server_objects_list_their_tools_and_helpers_call_the_host(tools):
+    box, handler = tools
+    assert eval(ok(box.execute("sorted(dir(git))")).value) == [
+        "broken", "echo", "git_status", "slow"]
+    assert "git_log" in ok(box.execute("search_tools('history of commits', k=1)")).value
+    assert handler.calls[-1] == ("search_tools", {"query": "history of commits", "k": 1})
+    assert "def git_status(" in ok(box.execute("print(tool_help('git', 'git_status'))")).stdout
+    assert handler.calls[-1] == ("tool_help", {"server": "git", "names": ["git_status"]})
+
+
+def test_non_json_arguments_are_refused_inside(tools):
+    box, handler = tools
+    result = box.execute("git.echo(object())")
+    assert result.status == "error" and "TypeError: tool arguments must be JSON" in result.error
+    assert handler.calls == []
+
+
+def test_time_in_the_host_handler_is_not_the_cells(tools):
+    box, _ = tools
+    assert ok(box.execute("git.slow()", timeout=1.0)).value == "'done'"
+
+
+def test_no_handler_means_no_servers(box):
+    result = box.execute("git")
+    assert result.status == "error" and "NameError" in result.error
+    assert box.execute("search_tools('x')").status == "error"
+    assert ok(box.execute("ToolError.__name__")).value == "'ToolError'"
+
+
+def test_timeout_kills_and_restarts_with_state_lost(box):
+    ok(box.execute("kept = 1"))
+    started = time.monotonic()
+    result = box.execute("while True:\n    pass", timeout=1.0)
+    assert result.status == "timeout" and result.state_lost
+    assert "1 s time limit" in result.error
+    assert time.monotonic() - started < 5
+    after = box.execute("kept")
+    assert after.status == "error" and "NameError" in after.error and not after.state_lost
+    assert ok(box.execute("2 * 21")).value == "42"
+
+
+def test_cancel_from_another_thread_interrupts_the_cell(box):
+    ok(box.execute("kept = 'yes'"))
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    result = box.execute("import time\ntime.sleep(30)", cancel=cancel)
+    assert result.status == "killed" and result.error == "cancelled"
+    assert not result.state_lost and result.duration_s < 3
+    assert ok(box.execute("kept")).value == "'yes'"
+
+
+@pytest.mark.slow
+def test_cancel_kills_a_cell_that_ignores_the_interrupt(box):
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    code = ("import time\nwhile True:\n    try:\n        time.sleep(5)\n"
+            "    except KeyboardInterrupt:\n        pass")
+    result = box.execute(code, cancel=cancel)
+    assert result.status == "killed" and result.state_lost and "cancelled" in result.error
+    assert ok(box.execute("'back'")).value == "'back'"
+
+
+@pytest.mark.slow
+def test_cpu_limit_stops_the_cell_and_keeps_state():
+    with Sandbox(limits=Limits(cpu_s=1)) as box:
+        ok(box.execute("kept = 7"))
+        result = box.execute("while True:\n    pass", timeout=20)
+        assert result.status == "timeout" and "CPU time limit" in result.error
+        assert not result.state_lost and result.duration_s < 5
+        assert ok(box.execute("kept")).value == "7"
+
+
+def test_worker_death_is_reported_and_recovered(box):
+    ok(box.execute("kept = 1"))
+    result = box.execute("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+    assert result.status == "killed" and result.state_lost and "died" in result.error
+    assert box.execute("kept").status == "error"
+    assert ok(box.execute("'fine'")).value == "'fine'"
+
+
+def test_restart_forgets_variables(box):
+    ok(box.execute("kept = 1"))
+    box.restart()
+    result = box.execute("kept")
+    assert result.status == "error" and not result.state_lost
+
+
+def test_private_workdir_is_the_home_and_removed_on_close():
+    box = Sandbox()
+    box.start()
+    workdir = box.workdir
+    result = ok(box.execute(
+        "import os\nopen('made.txt', 'w').write('hi')\n(os.getcwd(), os.environ['HOME'])"))
+    assert eval(result.value) == (str(workdir), str(workdir))
+    assert (workdir / "made.txt").read_text() == "hi"
+    box.close()
+    assert not workdir.exists()
+
+
+def test_given_workdir_is_kept_and_given_back(tmp_path):
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    (workdir / "input.txt").write_text("data")
+    owner = workdir.stat().st_uid
+    with Sandbox(workdir=workdir) as box:
+        assert ok(box.execute("open('input.txt').read()")).value == "'data'"
+        ok(box.execute("open('output.txt', 'w').write('out')"))
+    assert (workdir / "output.txt").read_text() == "out"
+    assert workdir.stat().st_uid == owner and (workdir / "output.txt").stat().st_uid == owner
+
+
+def test_isolation_is_reported():
+    isolation = detect_isolation()
+    assert isolation.level in ("bwrap", "unshare", "rlimits") and isolation.details
+    if isolation.level == "rlimits":
+        assert isolation.network
+    else:
+        assert not isolation.network
+
+
+def test_rlimits_level_can_be_forced(monkeypatch):
+    monkeypatch.setenv("DESKMATE_SANDBOX_ISOLATION", "rlimits")
+    with Sandbox() as box:
+        assert box.isolation.level == "rlimits" and box.isolation.network
+        ok(box.execute("a = 2"))
+        assert ok(box.execute("a ** 10")).value == "1024"
+        assert box.execute("while True: pass", timeout=0.5).status == "timeout"
+        assert ok(box.execute("'up'")).value == "'up'"
+
+
+def cli(*args: str, stdin: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], input=stdin, text=True,
+                          capture_output=True, cwd=ROOT, timeout=60)
+
+
+def test_cli_exec_json_reports_each_outcome():
+    done = cli("sandbox", "exec", "-", "--json", stdin="print('hello')\n6 * 7")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert (out["status"], out["stdout"], out["error"]) == ("ok", "hello\n", "")
+    assert out["value"] == "42" and out["isolation"]["level"] == detect_isolation().level
+    failed = json.loads(cli("sandbox", "exec", "-", "--json", stdin="1/0").stdout)
+    assert failed["status"] == "error" and "ZeroDivisionError" in failed["error"]
+    slow = cli("sandbox", "exec", "-", "--json", "--timeout", "0.5", stdin="while True: pass")
+    assert slow.returncode == 0 and json.loads(slow.stdout)["status"] == "timeout"
+
+
+def test_cli_exec_file_plain_output_and_info(tmp_path):
+    script = tmp_path / "cell.py"
+    script.write_text("print('from a file')\nraise ValueError('bad value')\n")
+    done = cli("sandbox", "exec", str(script), stdin="")
+    assert done.returncode == 0
+    assert done.stdout == "from a file\n"
+    assert "ValueError: bad value" in done.stderr and "[error]" in done.stderr
+    info = cli("sandbox", "info", "--json", stdin="")
+    assert json.loads(info.stdout)["level"] == detect_isolation().level
+
+
+def test_env_override_is_read_before_detection_is_cached():
+    env = {**os.environ, "DESKMATE_SANDBOX_ISOLATION": "rlimits"}
+    done = subprocess.run([sys.executable, "-m", "app.cli", "sandbox", "info", "--json"],
+                          env=env, capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert json.loads(done.stdout)["level"] == "rlimits"
