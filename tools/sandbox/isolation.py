@@ -176,9 +176,10 @@ def _plan(level: str) -> Plan:
         return Plan(Isolation("bwrap", False, False, details), drop, bounded)
     home_visible = not drop or _readable_by_others(home)
     if level == "unshare":
+        rights = ("readable where others may read, writable where others may write"
+                  if drop else f"with {who}'s rights")
         details = (f"unshare: no network, own pid namespace; the host file system as {who} "
-                   f"(readable where others may read, writable where others may write); "
-                   f"{procs}; {limits}")
+                   f"({rights}); {procs}; {limits}")
         return Plan(Isolation("unshare", False, home_visible, details), drop, bounded)
     details = (f"rlimits only: network reachable, the host file system as {who}; {procs}; "
                f"{limits}. Install bubblewrap for real isolation")
