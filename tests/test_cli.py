@@ -81,7 +81,7 @@ def test_usage_error_exits_2(home):
 
 
 def test_planned_commands_say_so(home):
-    result = deskmate("eval", "--suite", "x", home=home)
+    result = deskmate("finetune", "--epochs", "1", home=home)
     assert result.returncode == 1 and "not available in this version yet" in result.stderr
 
 

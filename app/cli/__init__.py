@@ -42,13 +42,14 @@ def main(ctx: click.Context, config_path: Path | None, model: str | None) -> Non
 def _add_commands() -> None:
     from app.cli.chat import chat
     from app.cli.config_cmd import config
+    from app.cli.eval import eval_command
     from app.cli.mcp import mcp
     from app.cli.models import models
     from app.cli.run import run
     from app.cli.sandbox import sandbox
     from app.cli.sessions import sessions
 
-    for command in (chat, models, config, mcp, sessions, run, sandbox):
+    for command in (chat, models, config, mcp, sessions, run, sandbox, eval_command):
         main.add_command(command)
     register_placeholders(main)
 

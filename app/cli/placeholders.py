@@ -12,7 +12,6 @@ from app.cli.common import EXIT_FAILURE, fail
 
 PLANNED = {
     "tools": "Search and inspect the tools of your MCP servers.",
-    "eval": "Evaluate the agent on task suites over real MCP servers.",
     "finetune": "Improve the model from your sessions (rubric-based RL, LoRA).",
 }
 

@@ -1,0 +1,107 @@
+"""``deskmate eval``: the agent on a task suite over real local MCP servers, scored."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from app.cli.common import EXIT_USAGE, Env, fail
+from app.cli.model_loading import load_model
+
+
+@click.command("eval")
+@click.option("--suite", "suite_path", required=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Suite folder (servers.json + one folder per task), e.g. assets/eval/local.")
+@click.option("--mode", type=click.Choice(["code", "eager", "both"]), default="code",
+              show_default=True, help="code: Python that calls tools; eager: native JSON "
+              "tool calls; both: each task in both, compared side by side.")
+@click.option("--model", "-m", help="Model to evaluate (overrides the config).")
+@click.option("--tasks", "task_ids", help="Comma-separated task ids or selection names "
+              "(e.g. smoke); default: every task.")
+@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs per task and mode (sampling makes them differ).")
+@click.option("--max-steps", type=click.IntRange(min=1), default=12, show_default=True)
+@click.option("--temperature", type=click.FloatRange(min=0.0),
+              help="Sampling temperature (default: the config's).")
+@click.option("--servers-bin", "bins", multiple=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Folder of MCP server executables to use instead of npx/uvx downloads "
+                   "(repeatable; also DESKMATE_EVAL_BIN).")
+@click.option("--keep-workspaces", is_flag=True, help="Leave each task's temp folder behind.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a PNG chart comparing the modes (needs deskmate[plot]).")
+@click.pass_obj
+def eval_command(env: Env, suite_path: Path, mode: str, model: str | None,
+                 task_ids: str | None, repeats: int, max_steps: int,
+                 temperature: float | None, bins: tuple[Path, ...], keep_workspaces: bool,
+                 as_json: bool, plot_path: Path | None) -> None:
+    """Evaluate the agent on the tasks of a suite and report success, cost and time.
+
+    Each task runs in a fresh temporary workspace with its own servers, every tool call
+    approved (the workspace is a throwaway), and is scored by its deterministic checks.
+    The run and its sessions are stored in the sessions database.
+    """
+    from app.agent.loop import AgentLimits
+    from app.store import open_db
+    from finetune.eval import EvalSettings, SuiteError, load_suite, run_eval
+    from finetune.eval.report import summary_table, task_table
+    from finetune.eval.workspace import bin_folders
+
+    try:
+        suite = load_suite(suite_path)
+        tasks = suite.select([t.strip() for t in task_ids.split(",") if t.strip()]
+                             if task_ids else None)
+    except SuiteError as exc:
+        fail(str(exc), EXIT_USAGE)
+    if plot_path is not None:
+        _check_matplotlib()
+    modes = ("code", "eager") if mode == "both" else (mode,)
+    llm = load_model(env, model)
+    cfg = env.config.model
+    limits = AgentLimits(max_steps=max_steps,
+                         temperature=cfg.temperature if temperature is None else temperature,
+                         max_tokens=min(cfg.max_tokens, 1024))
+    settings = EvalSettings(modes=modes, repeats=repeats, limits=limits,
+                            bins=tuple(bin_folders(bins)), keep_workspaces=keep_workspaces)
+    total = len(tasks) * len(modes) * repeats
+    db = open_db()
+    try:
+        with click.progressbar(length=total, label=f"{suite.name} · {llm.info.name}",
+                               file=sys.stderr, show_pos=True,
+                               item_show_func=lambda r: r and f"{r.mode} {r.task}") as bar:
+            def advance(result) -> None:
+                bar.update(1, result)
+                if result.error:
+                    click.echo(f"\n{result.mode} {result.task}: {result.error}", err=True)
+
+            outcome = run_eval(suite, tasks, lambda task, m: llm, settings, db=db,
+                               model_name=llm.info.name, on_result=advance)
+    finally:
+        llm.close()
+    summary = outcome.summary
+    if plot_path is not None:
+        from finetune.eval.report import plot
+
+        plot(summary, plot_path, title=f"{suite.name} · {llm.info.name}")
+    if as_json:
+        click.echo(json.dumps({**summary, "run_id": outcome.run_id, "model": llm.info.name,
+                               "suite": str(suite.path)}))
+        return
+    for m in modes:
+        click.echo(f"\n{m} mode")
+        click.echo(task_table(outcome.results, m))
+    click.echo(f"\n{summary_table(summary)}")
+    click.echo(click.style(f"[eval run {outcome.run_id} · {len(outcome.results)} runs]",
+                           dim=True), err=True)
+
+
+def _check_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        fail("--plot needs matplotlib: pip install 'deskmate[plot]'", EXIT_USAGE)

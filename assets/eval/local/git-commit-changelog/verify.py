@@ -1,0 +1,16 @@
+import subprocess
+
+
+def git(workspace, *args):
+    return subprocess.run(
+        ["git", *args], cwd=workspace, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def verify(workspace, answer):
+    checks = [
+        git(workspace, "log", "-1", "--format=%s") == "Add changelog",
+        "## 0.2.0" in git(workspace, "show", "HEAD:CHANGELOG.md"),
+        git(workspace, "status", "--porcelain") == "",
+    ]
+    return sum(checks) / len(checks)

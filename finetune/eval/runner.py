@@ -1,0 +1,176 @@
+"""Run suite tasks through the real agent: one fresh workspace and server set per task.
+
+``run_eval`` is the whole loop (what ``deskmate eval`` and the finetune before/after
+evaluation call); ``run_task`` is one task in one mode. The agent runs headless with
+every tool call approved: the workspace is a throwaway made for this task alone, the
+one place where blanket approval is right.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.agent import events as ev
+from app.agent.loop import AgentLimits
+from app.llm.base import ChatModel
+from finetune.eval.checks import CheckResult, score_task
+from finetune.eval.record import add_result, finish_run, start_run, task_row
+from finetune.eval.report import summarize
+from finetune.eval.site import LocalSite
+from finetune.eval.suite import Suite, Task, substitute
+from finetune.eval.workspace import WorkspaceError, prepare_workspace, server_configs
+
+MODES = ("code", "eager")
+
+
+@dataclass(frozen=True)
+class TaskRun:
+    task: str
+    mode: str
+    repeat: int  # 0-based
+    score: float | None  # None: no deterministic check (rubric only)
+    success: bool | None
+    checks: tuple[CheckResult, ...]
+    status: str  # the turn's status, or "error" when the run could not happen
+    answer: str
+    prompt_tokens: int = 0
+    model_calls: int = 0
+    tool_calls: int = 0
+    wall_s: float = 0.0
+    session_id: str | None = None
+    error: str = ""  # infrastructure failure (server, sandbox), not the model's
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    modes: tuple[str, ...] = ("code",)
+    repeats: int = 1
+    limits: AgentLimits = AgentLimits()
+    bins: tuple[Path, ...] = ()  # folders of server executables (workspace.py)
+    keep_workspaces: bool = False  # leave each task's temp folder for inspection
+
+
+@dataclass(frozen=True)
+class EvalOutcome:
+    run_id: int | None
+    results: list[TaskRun]
+    summary: dict  # report.summarize(...)
+
+
+ModelFor = Callable[[Task, str], ChatModel]  # the model to use for a task in a mode
+
+
+def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
+             settings: EvalSettings = EvalSettings(), *, db=None, model_name: str = "",
+             on_result: Callable[[TaskRun], None] | None = None,
+             cancel: threading.Event | None = None) -> EvalOutcome:
+    """Every task × mode × repeat; recorded as one eval run when ``db`` is given."""
+    for mode in settings.modes:
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}: use {' or '.join(MODES)}")
+    run_id = None
+    if db is not None:
+        run_id = start_run(db, model=model_name, config={
+            "suite": str(suite.path.resolve()), "tasks": [t.id for t in tasks],
+            "modes": list(settings.modes), "repeats": settings.repeats,
+            "max_steps": settings.limits.max_steps,
+            "temperature": settings.limits.temperature})
+    results: list[TaskRun] = []
+    status = "failed"
+    site = LocalSite(suite.site) if suite.site is not None else None
+    try:
+        if site is not None:
+            site.__enter__()
+        for mode in settings.modes:
+            for task in tasks:
+                for repeat in range(settings.repeats):
+                    if cancel is not None and cancel.is_set():
+                        raise KeyboardInterrupt
+                    result = run_task(suite, task, mode, model_for(task, mode), settings,
+                                      site_url=site.url if site else "", db=db,
+                                      repeat=repeat, cancel=cancel)
+                    if db is not None:
+                        add_result(db, run_id, task_row(db, suite, task), result)
+                    results.append(result)
+                    if on_result is not None:
+                        on_result(result)
+        status = "finished"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        if site is not None:
+            site.close()
+        summary = summarize(results)
+        if db is not None:
+            finish_run(db, run_id, status=status, metrics=summary)
+    return EvalOutcome(run_id, results, summary)
+
+
+def run_task(suite: Suite, task: Task, mode: str, model: ChatModel,
+             settings: EvalSettings = EvalSettings(), *, site_url: str = "", db=None,
+             repeat: int = 0, cancel: threading.Event | None = None) -> TaskRun:
+    from app.agent.factory import build_agent
+    from tools.hub import Hub
+    from tools.policy import Policy
+
+    root = Path(tempfile.mkdtemp(prefix=f"deskmate-eval-{task.id}-"))
+    answer, finished, session_id, error = "", None, None, ""
+    try:
+        workspace = prepare_workspace(task, root)
+        variables = {"WORKSPACE": str(workspace), "SITE_URL": site_url}
+        hub = Hub(server_configs(suite, task, variables, settings.bins), root / "logs")
+        runtime = None
+        try:
+            failed = [s for s in hub.start() if s.status != "ready"]
+            if failed:
+                raise WorkspaceError("; ".join(
+                    f"MCP server {s.name} is {s.status}: {(s.error or '').strip()[:300]}"
+                    for s in failed))
+            runtime = build_agent(model, hub=hub, mode=mode, policy=Policy(yes_all=True),
+                                  limits=settings.limits)
+            recorder = None
+            if db is not None:
+                from app.store import Recorder
+
+                recorder = Recorder.new(db, model=model.info.name, adapter=model.info.adapter,
+                                        mode=mode, title=f"eval {suite.name}/{task.id}")
+                session_id = recorder.session_id
+            for event in runtime.agent.run(substitute(task.prompt, variables), cancel):
+                if recorder is not None:
+                    recorder.record(event)
+                if isinstance(event, ev.FinalAnswer):
+                    answer = event.text
+                elif isinstance(event, ev.TurnFinished):
+                    finished = event
+        finally:
+            if runtime is not None:
+                runtime.close()
+            else:
+                hub.close()
+        score = score_task(task, workspace, answer)
+    except Exception as exc:
+        # One broken task (a server that will not start, a sandbox failure) must not end
+        # a long run: it scores 0 and carries its error to the report.
+        error = str(exc) if isinstance(exc, WorkspaceError) else \
+            f"{type(exc).__name__}: {exc}"
+        score = None
+    finally:
+        if not settings.keep_workspaces:
+            shutil.rmtree(root, ignore_errors=True)
+    if score is None or error:
+        # The task could not be attempted: it fails, and says why.
+        value = 0.0 if task.scored else None
+        return TaskRun(task.id, mode, repeat, value, None if value is None else False, (),
+                       "error", answer, session_id=session_id, error=error)
+    return TaskRun(task.id, mode, repeat, score.value, score.success, score.checks,
+                   finished.status if finished else "error", answer,
+                   prompt_tokens=finished.prompt_tokens if finished else 0,
+                   model_calls=finished.model_calls if finished else 0,
+                   tool_calls=finished.tool_calls if finished else 0,
+                   wall_s=finished.wall_s if finished else 0.0, session_id=session_id)
