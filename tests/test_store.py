@@ -24,7 +24,7 @@ from app.store import (
     resume,
     search,
 )
-from app.store.search import fts_query
+from app.store.fts import fts_query
 
 TOOL_CALL = {"id": "call_1", "type": "function",
              "function": {"name": "git_status", "arguments": '{"repo_path": "."}'}}
@@ -221,6 +221,31 @@ def test_search_finds_messages_and_tool_calls(db):
     assert search(db, "changes") and search(db, "changing")  # porter stemming
     delete_session(db, recorder.session_id)
     assert search(db, "zebra") == []
+
+
+def test_too_many_matches_to_rank_returns_the_newest(db, monkeypatch):
+    from app.store import fts as search_module
+
+    recorder = Recorder.new(db)
+    for i in range(12):
+        recorder.record(ev.MessageAppended(position=i, role="user", content=f"otter {i}",
+                                           at=1000.0 + i))
+    recorder.record(ev.ToolCallStarted(call_id="c", step=1, server="zoo", tool="otter",
+                                       arguments={}, at=1005.5))
+    ranked = search(db, "otter", limit=3)
+    assert all(h.score < 0 for h in ranked)
+    monkeypatch.setattr(search_module, "RANK_AT_MOST", 10)
+    newest = search(db, "otter", limit=4)
+    assert [h.at for h in newest] == [1011.0, 1010.0, 1009.0, 1008.0]
+    assert {h.score for h in newest} == {0.0}
+    assert [h.kind for h in search(db, "otter", limit=8)][6] == "tool_call"  # by time
+
+
+def test_short_prefixes_are_whole_words(db):
+    recorder = Recorder.new(db)
+    recorder.record(ev.MessageAppended(position=0, role="user", content="ab abacus"))
+    assert fts_query("ab*") == '"ab"' and fts_query("aba*") == '"aba"*'
+    assert len(search(db, "ab*")) == 1 and len(search(db, "aba*")) == 1
 
 
 ODD_QUERIES = ['"', '""', "'", "(", ")", "((a", "a)", "*", "**", "a*b", "NEAR", "NEAR(a b)",

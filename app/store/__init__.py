@@ -2,7 +2,7 @@
 
 The modules, each with one job: ``schema`` (the ordered migrations), ``migrate``
 (applying them, with a backup), ``db`` (opening the file), ``recorder`` (agent events
-→ rows), ``sessions`` (read, rate, delete, resume), ``search`` (FTS5), ``export``
+→ rows), ``sessions`` (read, rate, delete, resume), ``fts`` (search), ``export``
 (JSONL, Markdown), ``records`` (the typed results).
 
 This package imports sqlite_utils: the CLI imports it inside its commands only.
@@ -10,9 +10,9 @@ This package imports sqlite_utils: the CLI imports it inside its commands only.
 
 from app.store.db import db_path, open_db, transaction
 from app.store.errors import SessionNotFound, StoreError
+from app.store.fts import search
 from app.store.recorder import Recorder
 from app.store.records import ResumedSession, SearchHit, SessionDetail, SessionSummary
-from app.store.search import search
 from app.store.sessions import (
     delete_session,
     get_session,

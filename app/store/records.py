@@ -136,7 +136,8 @@ class SearchHit:
     ref: str  # the message position, or the tool call id
     label: str  # the message role, or server.tool
     snippet: str  # the matching text, matches in [brackets]
-    score: float  # bm25: lower is better
+    score: float  # bm25, lower is better; 0.0 past fts.RANK_AT_MOST matches (newest first)
+    at: float  # when the message was written or the tool call started
 
 
 @dataclass(frozen=True)

@@ -144,9 +144,12 @@ CREATE TABLE feedback (
 
 # External-content FTS5 tables: the text lives once, in messages / tool_calls; the
 # triggers keep the index in step. 'rebuild' indexes rows written before this version.
+# prefix='3' indexes 3-letter prefixes, so `fob*` does not merge the lists of every word
+# starting with "fob" at query time (fts.py makes shorter prefixes whole words).
 _V2_SEARCH = """
 CREATE VIRTUAL TABLE messages_fts USING fts5(
-    content, content='messages', content_rowid='id', tokenize='porter unicode61');
+    content, content='messages', content_rowid='id', tokenize='porter unicode61',
+    prefix='3');
 CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
     INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
 END;
@@ -161,7 +164,7 @@ INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
 
 CREATE VIRTUAL TABLE tool_calls_fts USING fts5(
     server, tool, arguments, result, content='tool_calls', content_rowid='id',
-    tokenize='porter unicode61');
+    tokenize='porter unicode61', prefix='3');
 CREATE TRIGGER tool_calls_fts_insert AFTER INSERT ON tool_calls BEGIN
     INSERT INTO tool_calls_fts(rowid, server, tool, arguments, result)
     VALUES (new.id, new.server, new.tool, new.arguments, coalesce(new.result, ''));
