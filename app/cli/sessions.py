@@ -110,7 +110,7 @@ def show(session_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of lines.")
 def search(query: tuple[str, ...], limit: int, as_json: bool) -> None:
     """Full-text search over messages and tool calls (words must all match; word* = prefix)."""
-    from app.store.search import search as run_search
+    from app.store.fts import search as run_search
 
     db = _open()
     hits = run_search(db, " ".join(query), limit) if db is not None else []
