@@ -27,14 +27,15 @@ from app.agent.events import (
 )
 from tools.catalog import Catalog
 from tools.policy import ApprovalRequest, Policy
+from tools.sandbox import ToolError
 from tools.signatures import Signature, py_identifier, signature
 from tools.spec import ToolSpec
 
 REPEAT_LIMIT = 3  # identical calls allowed per turn before the bridge refuses
 
 
-class BridgeError(Exception):
-    """Refused or failed; the message goes to the model as a ToolError."""
+class BridgeError(ToolError):
+    """Refused or failed; the sandbox raises it in the model's code as ToolError."""
 
 
 class ToolBridge:

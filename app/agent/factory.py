@@ -30,10 +30,9 @@ class AgentRuntime:
     server_states: list[Any] = field(default_factory=list)
 
     def close(self) -> None:
+        """Close what build_agent made (the sandbox); the hub belongs to the caller."""
         if self.sandbox is not None:
             self.sandbox.close()
-        if self.hub is not None:
-            self.hub.close()
 
 
 def count_tokens_for(model: ChatModel) -> Callable[[str], int]:

@@ -1,0 +1,142 @@
+"""The agent loop in code mode: scripted model, the real sandbox, real MCP servers."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from conftest import toy_server
+
+from app.agent import events as ev
+from app.agent.factory import build_agent
+from app.agent.loop import AgentLimits
+from app.agent.scripted import ScriptedModel
+from tools.hub import Hub
+from tools.policy import Policy
+
+pytestmark = pytest.mark.slow
+
+
+def py(code: str, thought: str = "Let me check.") -> str:
+    return f"{thought}\n```python\n{code}\n```"
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    with Hub([toy_server(call_timeout=5)], tmp_path_factory.mktemp("logs")) as hub:
+        assert hub.start()[0].status == "ready"
+        yield hub
+
+
+def run(hub, replies, task="task", policy=None, **limits):
+    model = ScriptedModel(replies)
+    runtime = build_agent(model, hub=hub, policy=policy or Policy(yes_all=True),
+                          limits=AgentLimits(**limits))
+    try:
+        events = list(runtime.agent.run(task))
+    finally:
+        runtime.sandbox.close()
+    return events, model, runtime
+
+
+def of(events, kind):
+    return [e for e in events if isinstance(e, kind)]
+
+
+def test_system_prompt_lists_servers_not_signatures(hub):
+    _, model, _ = run(hub, ["Final answer: nothing to do"])
+    system = model.calls[0][0].content
+    assert "toy" in system and "echo" in system
+    assert "def add(" not in system  # signatures load on demand
+
+
+def test_code_calls_tools_and_only_printed_output_returns(hub):
+    events, model, _ = run(hub, [
+        py("total = toy.add(a=2, b=3)\nbig = toy.echo(text='x' * 10_000)\nprint(total)"),
+        "Final answer: 5",
+    ])
+    observation = of(events, ev.Observation)[0]
+    assert observation.status == "ok" and observation.content == "Output:\n5"
+    assert "xxxxxxxxxx" not in model.calls[1][-1].content  # stayed in program state
+    finished = of(events, ev.ToolCallFinished)
+    assert [(f.tool, f.is_error) for f in finished] == [("add", False), ("echo", False)]
+    assert of(events, ev.FinalAnswer)[0].text == "5"
+    assert events[-1].status == "answered" and events[-1].tool_calls == 2
+
+
+def test_state_persists_between_cells(hub):
+    events, _, _ = run(hub, [py("x = toy.add(a=1, b=1)"), py("print(x * 10)"), "Final answer: 20"])
+    assert of(events, ev.Observation)[1].content == "Output:\n20"
+
+
+def test_help_search_and_helpful_errors(hub):
+    events, _, _ = run(hub, [
+        py("print(tool_help('toy', 'add'))"),
+        py("print(search_tools('sum two numbers', k=2))"),
+        py("toy.ad(a=1, b=2)"),
+        py("toy.add(a='one', b=2)"),
+        "Final answer: done",
+    ])
+    contents = [o.content for o in of(events, ev.Observation)]
+    assert "def add(a: int, b: int)" in contents[0]
+    assert "toy.add(" in contents[1]
+    assert "ToolError" in contents[2] and "did you mean 'add'" in contents[2]
+    assert "bad arguments for add" in contents[3] and "Signature:" in contents[3]
+
+
+def test_tracebacks_and_malformed_replies(hub):
+    events, _, _ = run(hub, ["", py("1/0"), "Final answer: ok"])
+    contents = [o.content for o in of(events, ev.Observation)]
+    assert "empty" in contents[0]
+    assert "ZeroDivisionError" in contents[1]
+
+
+def test_generation_stops_at_the_end_of_the_code_block(hub):
+    invented = "\nOutput:\nmade-up output\nFinal answer: fake"
+    events, _, runtime = run(hub, [py("print('real')") + invented, "Final answer: real"])
+    assistant = next(m for m in runtime.agent.transcript if m.role == "assistant")
+    assert assistant.content.endswith("```") and "made-up" not in assistant.content
+    assert of(events, ev.FinalAnswer)[0].text == "real"
+
+
+def test_repeated_cell_ends_the_turn(hub):
+    events, _, _ = run(hub, [py("print(1)")] * 5)
+    assert events[-1].status == "repetition"
+
+
+def test_tool_call_limit(hub):
+    events, _, _ = run(hub, [py("for i in range(5):\n    toy.echo(text=str(i))"),
+                             "Final answer: x"], max_tool_calls=3)
+    assert "tool call limit reached" in of(events, ev.Observation)[0].content
+
+
+def test_approval_callback_is_asked_and_obeyed(hub):
+    asked = []
+
+    def approver(request):
+        asked.append((request.tool.name, request.arguments))
+        return "deny" if request.tool.name == "echo" else "allow_once"
+
+    events, _, _ = run(hub, [py("print(toy.add(a=1, b=2))\nprint(toy.echo(text='no'))"),
+                             "Final answer: 3"], policy=Policy(approver=approver))
+    assert asked == [("add", {"a": 1, "b": 2}), ("echo", {"text": "no"})]
+    decisions = [(e.decision, e.decided_by) for e in of(events, ev.ToolApprovalDecided)]
+    assert decisions == [("allow_once", "user"), ("deny", "user")]
+    assert len(of(events, ev.ToolApprovalNeeded)) == 2
+    content = of(events, ev.Observation)[0].content
+    assert "3" in content and "the user denied this call" in content
+
+
+def test_cancel_during_a_long_tool_call(hub):
+    model = ScriptedModel([py("toy.slow(seconds=10)"), "Final answer: never"])
+    runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True))
+    cancel = threading.Event()
+    try:
+        events = []
+        for event in runtime.agent.run("wait", cancel):
+            events.append(event)
+            if isinstance(event, ev.ToolCallStarted):
+                threading.Timer(0.5, cancel.set).start()
+    finally:
+        runtime.sandbox.close()
+    assert events[-1].status == "cancelled" and events[-1].wall_s < 8
