@@ -38,7 +38,7 @@ run: $(VENV)/.installed-run
 # pytest exits 5 when a selection holds no test: not a failure of the suite.
 $(MCP_SERVERS)/.installed: Makefile
 	$(PYTHON) -m venv $(MCP_SERVERS)/py
-	$(MCP_SERVERS)/py/bin/pip install --quiet mcp-server-time mcp-server-git
+	$(MCP_SERVERS)/py/bin/pip install --quiet mcp-server-time mcp-server-git mcp-server-fetch
 	npm install --silent --no-fund --no-audit --prefix $(MCP_SERVERS)/npm \
 		@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-everything \
 		@modelcontextprotocol/server-memory

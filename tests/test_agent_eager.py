@@ -93,3 +93,16 @@ def test_follow_up_turn_continues_the_transcript(hub):
     events = list(agent.run("two"))
     assert events[0].turn == 2
     assert [m.content for m in model.calls[1]][-3:] == ["one", "first answer", "two"]
+
+
+def test_bare_json_calls_without_tags_are_calls_to_known_tools_only(hub):
+    # Qwen2.5 0.5B often writes the call's JSON without the <tool_call> tags.
+    from app.agent.eager import parse_tool_calls
+
+    catalog = Catalog.from_specs(hub.tools())
+    bare = json.dumps({"name": "toy__add", "arguments": {"a": 1, "b": 2}})
+    assert parse_tool_calls(bare, catalog)[0].tool == "add"
+    assert parse_tool_calls(f"```json\n{bare}\n```", catalog)[0].arguments == {"a": 1, "b": 2}
+    assert len(parse_tool_calls(f"{bare}\n{bare}", catalog)) == 2
+    for answer in ('{"name": "Ada"}', f"I would call {bare}", '{"total": 3}', "3"):
+        assert parse_tool_calls(answer, catalog) == []

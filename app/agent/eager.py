@@ -16,6 +16,7 @@ from tools.catalog import Catalog
 from tools.spec import ToolSpec
 
 _CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
+_FENCED = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.S)
 SEPARATOR = "__"  # server__tool: function names allow only [A-Za-z0-9_-]
 
 
@@ -42,10 +43,27 @@ def tool_schemas(catalog: Catalog) -> list[dict[str, Any]]:
         for spec in catalog]
 
 
+def _bare_calls(text: str, names: dict[str, ToolSpec]) -> list[str]:
+    """Small models often drop the ``<tool_call>`` tags and write the JSON alone (or in a
+    ```json fence): take a reply that is only such objects, each naming a known tool."""
+    body = _FENCED.sub(r"\1", text).strip()
+    raws = [line.strip() for line in body.splitlines() if line.strip()]
+    if len(raws) > 1 and not all(r.startswith("{") for r in raws):
+        raws = [body]  # one object over several lines
+    for raw in raws:
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError:
+            return []
+        if not (isinstance(data, dict) and data.get("name") in names):
+            return []
+    return raws
+
+
 def parse_tool_calls(text: str, catalog: Catalog) -> list[EagerCall | EagerParseError]:
     names = {function_name(spec): spec for spec in catalog}
     calls: list[EagerCall | EagerParseError] = []
-    for raw in _CALL.findall(text):
+    for raw in _CALL.findall(text) or _bare_calls(text, names):
         try:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
