@@ -218,7 +218,7 @@ class DenseIndex:
 
     def __init__(self, tools: Sequence[ToolSpec], model: Any = None,
                  cache_dir: Path | None = None) -> None:
-        self._model = model or load_embedder()
+        self.model = model or load_embedder()
         texts = [dense_text(tool) for tool in tools]
         self._vectors = self._cached(texts, cache_dir) if cache_dir else self._encode(texts)
 
@@ -247,7 +247,7 @@ class DenseIndex:
 
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        return self._model.encode(texts, batch_size=64, normalize_embeddings=True,
+        return self.model.encode(texts, batch_size=64, normalize_embeddings=True,
                                   convert_to_numpy=True, show_progress_bar=False)
 
     def scores(self, query: str) -> Any:

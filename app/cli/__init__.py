@@ -48,8 +48,9 @@ def _add_commands() -> None:
     from app.cli.run import run
     from app.cli.sandbox import sandbox
     from app.cli.sessions import sessions
+    from app.cli.tools import tools
 
-    for command in (chat, models, config, mcp, sessions, run, sandbox, eval_command):
+    for command in (chat, models, config, mcp, sessions, run, sandbox, eval_command, tools):
         main.add_command(command)
     register_placeholders(main)
 

@@ -11,7 +11,6 @@ import click
 from app.cli.common import EXIT_FAILURE, fail
 
 PLANNED = {
-    "tools": "Search and inspect the tools of your MCP servers.",
     "finetune": "Improve the model from your sessions (rubric-based RL, LoRA).",
 }
 

@@ -1,0 +1,196 @@
+"""What the toolspace costs in context, and how well search finds the right tool.
+
+    python benchmarks/toolspace.py [--catalog DIR] [--model tiny] [--queries FILE]
+                                   [--budget TOKENS] [--no-dense]
+
+Token counts use the model's own tokenizer, for the first 10, 100 and all tools of the
+catalog (catalog order):
+- eager_tokens: every tool's JSON schema as the eager baseline sends it. A chat template
+  that renders tools is used as is; one that ignores them (SmolLM2's) gets the Qwen/Hermes
+  tool block (``<tools>`` with one JSON object per line), as Qwen's template writes it.
+- index_tokens: the system-prompt server index (tools/index.py) at ``--budget``.
+- loaded_tokens_p50: index + the full signatures (tools/signatures.py) of the top-5 search
+  hits, median over the queries: a task that searches once and reads every hit.
+Search quality on ``benchmarks/queries.jsonl`` (goals phrased as a user would, each
+labelled with its tool; ``also`` lists other tools that do the same job): recall@1/5/10
+and MRR over the whole catalog, for BM25 and, when the ``search`` extra is installed,
+for the hybrid with all-MiniLM-L6-v2. ``recall_at_5`` and ``mrr`` are the hybrid's when
+it ran, else BM25's (``search_mode`` says which).
+The last line printed is one JSON object. Goals: index + loaded ≤ 1.5k tokens at the full
+toolspace, recall@5 ≥ 0.95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app import paths  # noqa: E402
+from app.agent.eager import tool_schemas  # noqa: E402
+from app.llm import ChatMessage  # noqa: E402
+from app.llm.llamacpp import LlamaCppModel  # noqa: E402
+from app.llm.registry import resolve_model  # noqa: E402
+from tools.catalog import Catalog  # noqa: E402
+from tools.index import build_index  # noqa: E402
+from tools.search import DenseIndex, DenseUnavailable, ToolSearch, load_embedder  # noqa: E402
+from tools.signatures import signature  # noqa: E402
+
+SIZES = (10, 100, None)  # None: the whole catalog
+HERMES_HEAD = (
+    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
+)
+HERMES_TAIL = (
+    "</tools>\n\nFor each function call, return a json object with function name and "
+    "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
+    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+)
+
+
+def load_queries(path: Path, catalog: Catalog) -> list[dict[str, Any]]:
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        row["accept"] = {(row["server"], row["tool"])} | {
+            (a["server"], a["tool"]) for a in row.get("also", [])}
+        missing = [pair for pair in row["accept"] if pair not in catalog]
+        if missing:
+            raise SystemExit(f"{path}:{n}: {missing} not in the catalog")
+        rows.append(row)
+    return rows
+
+
+def eager_tokens(model: LlamaCppModel, catalog: Catalog) -> int:
+    messages = [ChatMessage("system", "You are a helpful assistant."),
+                ChatMessage("user", "Hello")]
+    schemas = tool_schemas(catalog)
+    bare = model.count_tokens(messages)
+    with_tools = model.count_tokens(messages, schemas)
+    if with_tools > bare:  # the template renders tools itself
+        return with_tools - bare
+    block = "\n".join([HERMES_HEAD, *(json.dumps(s, ensure_ascii=False) for s in schemas),
+                       HERMES_TAIL])
+    return len(model.tokenize(block))
+
+
+def rank_of(hits: list[Any], accept: set[tuple[str, str]]) -> int | None:
+    return next((i for i, h in enumerate(hits, 1) if (h.server, h.tool) in accept), None)
+
+
+def quality(search: ToolSearch, queries: list[dict[str, Any]]) -> dict[str, Any]:
+    ranks = []
+    started = time.perf_counter()
+    for row in queries:
+        ranks.append(rank_of(search.search(row["query"], k=10), row["accept"]))
+    elapsed = time.perf_counter() - started
+    n = len(queries)
+
+    def at(k: int) -> float:
+        return round(sum(1 for r in ranks if r is not None and r <= k) / n, 3)
+
+    return {"recall_at_1": at(1), "recall_at_5": at(5), "recall_at_10": at(10),
+            "mrr": round(sum(1 / r for r in ranks if r) / n, 3),
+            "query_ms": round(1000 * elapsed / n, 2),
+            "misses_at_5": [row["query"] for row, r in zip(queries, ranks, strict=True)
+                            if r is None or r > 5]}
+
+
+def costs(catalog: Catalog, search: ToolSearch, queries: list[dict[str, Any]],
+          count: Callable[[str], int], budget: int) -> dict[str, int]:
+    index = build_index(catalog, count, budget)
+    index_tokens = count(index)
+    sig_tokens: dict[tuple[str, str], int] = {}
+    loaded = []
+    for row in queries:
+        total = index_tokens
+        for hit in search.search(row["query"], k=5):
+            key = (hit.server, hit.tool)
+            if key not in sig_tokens:
+                sig_tokens[key] = count(signature(catalog.get(*key)).text())
+            total += sig_tokens[key]
+        loaded.append(total)
+    return {"index": index_tokens, "loaded_p50": int(statistics.median(loaded)),
+            "loaded_p90": int(statistics.quantiles(loaded, n=10)[-1])}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--catalog", type=Path, default=ROOT.parent / "shared" / "toolspace")
+    parser.add_argument("--model", default="tiny", help="model whose tokenizer counts")
+    parser.add_argument("--queries", type=Path, default=ROOT / "benchmarks" / "queries.jsonl")
+    parser.add_argument("--budget", type=int, default=600, help="index budget in tokens "
+                        "(the agent's default)")
+    parser.add_argument("--no-dense", action="store_true", help="BM25 only")
+    args = parser.parse_args(argv)
+
+    catalog = Catalog.from_snapshots(args.catalog)
+    queries = load_queries(args.queries, catalog)
+    model = LlamaCppModel(resolve_model(args.model), context=2048)
+
+    def count(text: str) -> int:
+        return len(model.tokenize(text))
+
+    started = time.perf_counter()
+    modes = {"bm25": ToolSearch(catalog)}
+    build_s = time.perf_counter() - started
+    embedder = None
+    cache = paths.cache_dir() / "embeddings"
+    if not args.no_dense:
+        try:
+            embedder = load_embedder()
+            dense = DenseIndex(list(catalog), model=embedder, cache_dir=cache)
+            modes["hybrid"] = ToolSearch(catalog, dense=dense)
+        except DenseUnavailable as exc:
+            print(f"hybrid search skipped: {exc}", file=sys.stderr)
+    search_mode = "hybrid" if "hybrid" in modes else "bm25"
+
+    def search_over(sub: Catalog) -> ToolSearch:
+        if sub is catalog:
+            return modes[search_mode]
+        if embedder is None:
+            return ToolSearch(sub)
+        return ToolSearch(sub, dense=DenseIndex(list(sub), model=embedder, cache_dir=cache))
+    results = {name: quality(search, queries) for name, search in modes.items()}
+
+    result: dict[str, Any] = {"catalog": str(args.catalog), "model": model.info.name,
+                              "tools": len(catalog), "servers": len(catalog.servers()),
+                              "queries": len(queries), "index_budget": args.budget,
+                              "eager_tokens": {}, "index_tokens": {},
+                              "loaded_tokens_p50": {}, "loaded_tokens_p90": {}}
+    for size in SIZES:
+        sub = catalog if size is None else catalog.first(size)
+        key = "all" if size is None else str(size)
+        c = costs(sub, search_over(sub), queries, count, args.budget)
+        result["eager_tokens"][key] = eager_tokens(model, sub)
+        result["index_tokens"][key] = c["index"]
+        result["loaded_tokens_p50"][key] = c["loaded_p50"]
+        result["loaded_tokens_p90"][key] = c["loaded_p90"]
+    best = results[search_mode]
+    result.update(search_mode=search_mode, recall_at_1=best["recall_at_1"],
+                  recall_at_5=best["recall_at_5"], recall_at_10=best["recall_at_10"],
+                  mrr=best["mrr"], bm25_build_s=round(build_s, 3),
+                  search={name: {k: v for k, v in r.items() if k != "misses_at_5"}
+                          for name, r in results.items()})
+    for name, r in results.items():
+        print(f"{name}: recall@5 {r['recall_at_5']}, mrr {r['mrr']}; misses at 5:",
+              file=sys.stderr)
+        for miss in r["misses_at_5"]:
+            print(f"  {miss}", file=sys.stderr)
+    model.close()
+    print(json.dumps(result))
+    return result
+
+
+if __name__ == "__main__":
+    main()
