@@ -1,0 +1,60 @@
+"""`deskmate run` end to end: the real tiny model through llama.cpp, a real MCP server,
+the real sandbox, and the session recorded in SQLite. SmolLM2-135M solves little: these
+tests assert the mechanics, not the answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import TEST_SERVERS
+
+pytestmark = pytest.mark.slow
+
+
+def deskmate(*args, home, stdin=None):
+    env = {**os.environ, "DESKMATE_HOME": str(home)}
+    env.pop("DESKMATE_CONFIG", None)
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
+                          text=True, env=env, input=stdin, timeout=600)
+
+
+@pytest.fixture
+def servers_file(tmp_path):
+    path = tmp_path / ".mcp.json"
+    path.write_text(json.dumps({"mcpServers": {
+        "toy": {"type": "stdio", "command": sys.executable, "args": [str(TEST_SERVERS / "toy.py")]},
+    }}))
+    return path
+
+
+@pytest.mark.parametrize("mode", ["code", "eager"])
+def test_run_json_with_the_tiny_model(home, tiny_model_path, servers_file, mode):
+    result = deskmate("run", "-m", str(tiny_model_path), "--mcp-config", str(servers_file),
+                      "--mode", mode, "--max-steps", "3", "--json", "--yes",
+                      "Add 2 and 3 with the toy server.", home=home)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert set(out) >= {"final_answer", "status", "steps", "model_calls", "tool_calls",
+                        "prompt_tokens", "completion_tokens", "wall_s", "session"}
+    assert out["status"] in {"answered", "max_steps", "repetition"}
+    assert 1 <= out["model_calls"] <= 3 and out["prompt_tokens"] > 50
+    shown = deskmate("sessions", "show", out["session"], "--json", home=home)
+    assert shown.returncode == 0, shown.stderr
+    assert mode in shown.stdout and "Add 2 and 3" in shown.stdout
+
+
+def test_run_without_servers_or_model(home):
+    result = deskmate("run", "hello", home=home)
+    assert result.returncode == 1 and "no model is configured" in result.stderr
+
+
+def test_run_with_a_broken_server_file(home, tmp_path, tiny_model_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    result = deskmate("run", "-m", str(tiny_model_path), "--mcp-config", str(bad), "x",
+                      home=home)
+    assert result.returncode == 1 and "not valid JSON" in result.stderr
