@@ -128,7 +128,7 @@ class _SubkeyError(ValueError):
 
 @dataclass(frozen=True)
 class MCPConfig:
-    servers: dict = _field(
+    servers: dict = _field(  # noqa: RUF009 - _field builds a dataclasses.field
         {}, "MCP servers by name: [mcp.servers.NAME] tables (see tools/hub/servers.py).",
         parse=_parse_servers)
 

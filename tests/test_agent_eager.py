@@ -61,7 +61,7 @@ def test_tool_call_then_answer(hub):
 
 
 def test_bad_calls_become_error_observations(hub):
-    agent, model = make_agent(hub, [
+    agent, _ = make_agent(hub, [
         call("toy__nope"), call("toy__add", a="x", b=1), "<tool_call>{not json</tool_call>",
         "giving up"])
     events = list(agent.run("add"))

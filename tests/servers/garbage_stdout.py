@@ -3,7 +3,7 @@
 import sys
 import time
 
-for line in sys.stdin:
+for _request in sys.stdin:
     print("Starting server... listening on stdout!", flush=True)
     time.sleep(0.1)
 time.sleep(60)
