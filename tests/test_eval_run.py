@@ -285,7 +285,7 @@ def test_the_cli_prints_tables_and_the_json_object_and_records(home, bins, monke
     # the tables, in the terminal
     replies[:] = [reply for mode, task_id in order[:2] for reply in
                   (right if task_id == "every-sum" else wrong)(task_id, mode)]
-    result = CliRunner().invoke(main, [*args[:4], "--mode", "code", *args[6:]])
+    result = CliRunner().invoke(main, [*args[:3], "--mode", "code", *args[5:]])
     assert result.exit_code == 0, result.output
     assert "code mode" in result.stdout and "every-sum" in result.stdout
     assert re.search(r"^code\s+2\s+50%\s+0\.50", result.stdout, re.M)

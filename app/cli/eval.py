@@ -25,6 +25,8 @@ from app.cli.model_loading import load_model
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs per task and mode (sampling makes them differ).")
 @click.option("--max-steps", type=click.IntRange(min=1), default=12, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(min=1),
+              help="Most tokens per model reply (default: the config's, at most 1024).")
 @click.option("--temperature", type=click.FloatRange(min=0.0),
               help="Sampling temperature (default: the config's).")
 @click.option("--servers-bin", "bins", multiple=True,
@@ -37,7 +39,7 @@ from app.cli.model_loading import load_model
               help="Write a PNG chart comparing the modes (needs deskmate[plot]).")
 @click.pass_obj
 def eval_command(env: Env, suite_path: Path, mode: str, model: str | None,
-                 task_ids: str | None, repeats: int, max_steps: int,
+                 task_ids: str | None, repeats: int, max_steps: int, max_tokens: int | None,
                  temperature: float | None, bins: tuple[Path, ...], keep_workspaces: bool,
                  as_json: bool, plot_path: Path | None) -> None:
     """Evaluate the agent on the tasks of a suite and report success, cost and time.
@@ -65,7 +67,7 @@ def eval_command(env: Env, suite_path: Path, mode: str, model: str | None,
     cfg = env.config.model
     limits = AgentLimits(max_steps=max_steps,
                          temperature=cfg.temperature if temperature is None else temperature,
-                         max_tokens=min(cfg.max_tokens, 1024))
+                         max_tokens=max_tokens or min(cfg.max_tokens, 1024))
     settings = EvalSettings(modes=modes, repeats=repeats, limits=limits,
                             bins=tuple(bin_folders(bins)), keep_workspaces=keep_workspaces)
     total = len(tasks) * len(modes) * repeats
