@@ -9,8 +9,12 @@ catalog (catalog order):
   that renders tools is used as is; one that ignores them (SmolLM2's) gets the Qwen/Hermes
   tool block (``<tools>`` with one JSON object per line), as Qwen's template writes it.
 - index_tokens: the system-prompt server index (tools/index.py) at ``--budget``.
-- loaded_tokens_p50: index + the full signatures (tools/signatures.py) of the top-5 search
-  hits, median over the queries: a task that searches once and reads every hit.
+- loaded_tokens_p50: what a typical task has in context about tools, median over the
+  queries: the index, plus one ``search_tools(query, k=5)`` answer as the agent's bridge
+  prints it (one signature line and summary per hit), plus ``tool_help`` of the tool it
+  then calls (the top hit's full signature and docstring).
+- loaded_5sigs_p50: index + the full signatures of all top-5 hits: a task that reads
+  the help of every hit (an upper bound).
 Search quality on ``benchmarks/queries.jsonl`` (goals phrased as a user would, each
 labelled with its tool; ``also`` lists other tools that do the same job): recall@1/5/10
 and MRR over the whole catalog, for BM25 and, when the ``search`` extra is installed,
@@ -42,7 +46,7 @@ from app.llm.registry import resolve_model  # noqa: E402
 from tools.catalog import Catalog  # noqa: E402
 from tools.index import build_index  # noqa: E402
 from tools.search import DenseIndex, DenseUnavailable, ToolSearch, load_embedder  # noqa: E402
-from tools.signatures import signature  # noqa: E402
+from tools.signatures import py_identifier, signature  # noqa: E402
 
 SIZES = (10, 100, None)  # None: the whole catalog
 HERMES_HEAD = (
@@ -54,6 +58,20 @@ HERMES_TAIL = (
     "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
     '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
 )
+
+
+class _QueryCache:
+    """The embedder, remembering single-query encodings across the catalog sizes."""
+
+    def __init__(self, model: Any) -> None:
+        self.model, self.memo = model, {}
+
+    def encode(self, texts: list[str], **kwargs: Any) -> Any:
+        if len(texts) != 1:
+            return self.model.encode(texts, **kwargs)
+        if texts[0] not in self.memo:
+            self.memo[texts[0]] = self.model.encode(texts, **kwargs)
+        return self.memo[texts[0]]
 
 
 def load_queries(path: Path, catalog: Catalog) -> list[dict[str, Any]]:
@@ -106,22 +124,37 @@ def quality(search: ToolSearch, queries: list[dict[str, Any]]) -> dict[str, Any]
                             if r is None or r > 5]}
 
 
+def search_answer(catalog: Catalog, hits: list[Any]) -> str:
+    """``search_tools``' answer as app/agent/bridge.py formats it."""
+    lines = []
+    for hit in hits:
+        sig = signature(catalog.get(hit.server, hit.tool))
+        call = sig.def_line().removeprefix("def ").removesuffix(" -> Any")
+        lines.append(f"{py_identifier(hit.server)}.{call} — {sig.summary}")
+    return repr(lines)  # the sandbox prints the returned list
+
+
 def costs(catalog: Catalog, search: ToolSearch, queries: list[dict[str, Any]],
           count: Callable[[str], int], budget: int) -> dict[str, int]:
     index = build_index(catalog, count, budget)
     index_tokens = count(index)
-    sig_tokens: dict[tuple[str, str], int] = {}
-    loaded = []
+    help_tokens: dict[tuple[str, str], int] = {}
+
+    def help_of(hit: Any) -> int:
+        key = (hit.server, hit.tool)
+        if key not in help_tokens:
+            help_tokens[key] = count(signature(catalog.get(*key)).text())
+        return help_tokens[key]
+
+    typical, every = [], []
     for row in queries:
-        total = index_tokens
-        for hit in search.search(row["query"], k=5):
-            key = (hit.server, hit.tool)
-            if key not in sig_tokens:
-                sig_tokens[key] = count(signature(catalog.get(*key)).text())
-            total += sig_tokens[key]
-        loaded.append(total)
-    return {"index": index_tokens, "loaded_p50": int(statistics.median(loaded)),
-            "loaded_p90": int(statistics.quantiles(loaded, n=10)[-1])}
+        hits = search.search(row["query"], k=5)
+        found = count(search_answer(catalog, hits)) if hits else 0
+        typical.append(index_tokens + found + (help_of(hits[0]) if hits else 0))
+        every.append(index_tokens + sum(help_of(hit) for hit in hits))
+    return {"index": index_tokens, "loaded_p50": int(statistics.median(typical)),
+            "loaded_p90": int(statistics.quantiles(typical, n=10)[-1]),
+            "loaded_5sigs_p50": int(statistics.median(every))}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -148,7 +181,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     cache = paths.cache_dir() / "embeddings"
     if not args.no_dense:
         try:
-            embedder = load_embedder()
+            embedder = _QueryCache(load_embedder())
             dense = DenseIndex(list(catalog), model=embedder, cache_dir=cache)
             modes["hybrid"] = ToolSearch(catalog, dense=dense)
         except DenseUnavailable as exc:
@@ -167,7 +200,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                               "tools": len(catalog), "servers": len(catalog.servers()),
                               "queries": len(queries), "index_budget": args.budget,
                               "eager_tokens": {}, "index_tokens": {},
-                              "loaded_tokens_p50": {}, "loaded_tokens_p90": {}}
+                              "loaded_tokens_p50": {}, "loaded_tokens_p90": {},
+                              "loaded_5sigs_p50": {}}
     for size in SIZES:
         sub = catalog if size is None else catalog.first(size)
         key = "all" if size is None else str(size)
@@ -176,6 +210,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["index_tokens"][key] = c["index"]
         result["loaded_tokens_p50"][key] = c["loaded_p50"]
         result["loaded_tokens_p90"][key] = c["loaded_p90"]
+        result["loaded_5sigs_p50"][key] = c["loaded_5sigs_p50"]
     best = results[search_mode]
     result.update(search_mode=search_mode, recall_at_1=best["recall_at_1"],
                   recall_at_5=best["recall_at_5"], recall_at_10=best["recall_at_10"],

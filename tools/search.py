@@ -32,6 +32,22 @@ just also so than too very via using use used uses from up about here when where
 """
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
+# Query-side expansion: words people use for a goal → the words tool descriptions use.
+# General vocabulary only; measured in benchmarks/toolspace.py (BM25 recall@5 0.80 → 0.84).
+QUERY_SYNONYMS = {
+    "ticket": "issue", "bug": "issue", "note": "comment", "remove": "delete",
+    "erase": "delete", "picture": "image", "photo": "image", "mail": "email",
+    "folder": "directory", "rename": "move", "spreadsheet": "sheet", "doc": "document",
+    "run": "execute", "start": "create", "new": "create", "make": "create", "add": "create",
+    "find": "search", "look": "search", "show": "get list", "see": "get list", "read": "get",
+    "change": "update edit", "modify": "update", "edit": "update", "plot": "chart",
+    "history": "log", "talk": "speech", "say": "speech", "aloud": "speech",
+    "transcribe": "transcript", "captions": "subtitles", "launch": "trigger",
+    "kick": "trigger", "retry": "rerun", "stop": "abort pause", "kill": "terminate",
+    "copy": "clone fork", "size": "count", "tab": "page", "webpage": "page",
+    "website": "page", "site": "page", "send": "post", "post": "send",
+}
+
 # Generic parts of server names that would match every request about "servers".
 SERVER_NOISE = frozenset({"mcp", "server", "modelcontextprotocol", "npm", "pypi", "dev", "api"})
 
@@ -80,6 +96,11 @@ class Tokenizer:
     def __call__(self, text: str) -> list[str]:
         words = [w for w in split_identifier(text) if w not in STOPWORDS]
         return [self._stem(w) for w in words]
+
+    def query(self, text: str) -> list[str]:
+        """The query's tokens, then those of its words' synonyms."""
+        extra = " ".join(QUERY_SYNONYMS.get(w, "") for w in split_identifier(text))
+        return self(text) + self(extra)
 
 
 @lru_cache(maxsize=1)
@@ -186,7 +207,7 @@ class ToolSearch:
     def bm25_scores(self, query: str) -> Any:
         import numpy as np
 
-        tokens = [t for t in self._tokenize(query) if t in self._bm25.vocab_dict]
+        tokens = [t for t in self._tokenize.query(query) if t in self._bm25.vocab_dict]
         if not tokens:
             return np.zeros(len(self._tools), dtype=np.float32)
         return self._bm25.get_scores(tokens).astype(np.float32)
@@ -219,6 +240,7 @@ class DenseIndex:
     def __init__(self, tools: Sequence[ToolSpec], model: Any = None,
                  cache_dir: Path | None = None) -> None:
         self.model = model or load_embedder()
+        self._queries: dict[str, Any] = {}  # the agent often repeats a search
         texts = [dense_text(tool) for tool in tools]
         self._vectors = self._cached(texts, cache_dir) if cache_dir else self._encode(texts)
 
@@ -251,7 +273,11 @@ class DenseIndex:
                                   convert_to_numpy=True, show_progress_bar=False)
 
     def scores(self, query: str) -> Any:
-        return self._vectors @ self._encode([query])[0]
+        if query not in self._queries:
+            if len(self._queries) >= 256:
+                self._queries.clear()
+            self._queries[query] = self._encode([query])[0]
+        return self._vectors @ self._queries[query]
 
 
 class DenseUnavailable(RuntimeError):
