@@ -83,6 +83,20 @@ class UIConfig:
 
 
 @dataclass(frozen=True)
+class AgentConfig:
+    mode: str = _field("code", "code: Python that calls tools; eager: native JSON tool calls.",
+                       choices=("code", "eager"))
+    max_steps: int = _field(12, "Model calls per turn before the agent stops.", min=1)
+    max_tool_calls: int = _field(30, "Tool calls per turn.", min=1)
+    turn_timeout: float = _field(600.0, "Seconds one turn may take.", min=1.0)
+    observation_chars: int = _field(
+        4000, "Characters of a cell's output the model sees (head and tail kept).", min=200)
+    cell_timeout: float = _field(30.0, "Seconds one code cell may run.", min=1.0)
+    index_tokens: int = _field(
+        600, "Token budget of the server index in the system prompt.", min=50)
+
+
+@dataclass(frozen=True)
 class KeysConfig:
     """Key bindings of the app, by action. Several keys: "f2,ctrl+s"; "" unbinds."""
 
@@ -139,6 +153,7 @@ class Config:
     openai: OpenAIConfig = field(default_factory=OpenAIConfig)
     ui: UIConfig = field(default_factory=UIConfig)
     mcp: MCPConfig = field(default_factory=MCPConfig)
+    agent: AgentConfig = field(default_factory=AgentConfig)
     keys: KeysConfig = field(default_factory=KeysConfig)
 
 

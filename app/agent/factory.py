@@ -7,7 +7,7 @@ the same prompt, the same tool channel and the same permission rules.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ def server_index(catalog: Catalog, count_tokens: Callable[[str], int],
 def build_agent(model: ChatModel, *, hub: Any = None, mode: str = "code",
                 policy: Policy | None = None, limits: AgentLimits = AgentLimits(),
                 workdir: Path | None = None, sandbox_limits: Any = None,
+                index_tokens: int = INDEX_TOKENS,
                 transcript: Iterable[ChatMessage] = ()) -> AgentRuntime:
     """An agent over the tools of ``hub`` (already started), or over no tools at all."""
     catalog = Catalog.from_specs(hub.tools() if hub is not None else [])
@@ -65,7 +66,8 @@ def build_agent(model: ChatModel, *, hub: Any = None, mode: str = "code",
         sandbox = Sandbox(bridge, namespace=bridge.namespace(),
                           limits=sandbox_limits or Limits(), workdir=workdir)
         sandbox.start()
-        prompt = code_system_prompt(server_index(catalog, count_tokens_for(model)))
+        prompt = code_system_prompt(
+            server_index(catalog, count_tokens_for(model), index_tokens))
     elif mode == "eager":
         prompt = EAGER_PROMPT
     else:
@@ -80,3 +82,16 @@ def _no_hub(server: str, tool: str, arguments: dict, cancel: Any = None) -> Any:
     from tools.hub import ServerUnavailable
 
     raise ServerUnavailable("no MCP servers are connected")
+
+
+def limits_from_config(config: Any, **overrides: Any) -> tuple[AgentLimits, Any]:
+    """Agent and sandbox limits from the ``[agent]`` and ``[model]`` config sections."""
+    from tools.sandbox import Limits
+
+    agent, model = config.agent, config.model
+    limits = AgentLimits(max_steps=agent.max_steps, max_tool_calls=agent.max_tool_calls,
+                         wall_s=agent.turn_timeout, observation_chars=agent.observation_chars,
+                         max_tokens=min(model.max_tokens, 2048),
+                         temperature=model.temperature)
+    limits = replace(limits, **{k: v for k, v in overrides.items() if v is not None})
+    return limits, Limits(cell_timeout_s=agent.cell_timeout)

@@ -19,21 +19,22 @@ from app.cli.model_loading import load_model
 @click.option("--mcp-config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Use the servers in this file (Claude/.mcp.json dialects) instead of "
                    "the config's.")
-@click.option("--mode", type=click.Choice(["code", "eager"]), default="code", show_default=True,
-              help="code: Python that calls tools; eager: native JSON tool calls.")
+@click.option("--mode", type=click.Choice(["code", "eager"]),
+              help="code: Python that calls tools; eager: native JSON tool calls "
+                   "(default: [agent] mode).")
 @click.option("--yes", is_flag=True, help="Approve every non-destructive tool call.")
 @click.option("--yes-all", is_flag=True, help="Approve every tool call, destructive ones too.")
-@click.option("--max-steps", type=click.IntRange(min=1), default=12, show_default=True)
+@click.option("--max-steps", type=click.IntRange(min=1),
+              help="Model calls before the agent stops (default: [agent] max_steps).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @click.option("--no-record", is_flag=True, help="Do not save the session.")
 @click.pass_obj
 def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | None,
-        mode: str, yes: bool, yes_all: bool, max_steps: int, as_json: bool,
+        mode: str | None, yes: bool, yes_all: bool, max_steps: int | None, as_json: bool,
         no_record: bool) -> None:
     """Solve TASK with the agent (`-` reads it from standard input)."""
     from app.agent import events as ev
-    from app.agent.factory import build_agent
-    from app.agent.loop import AgentLimits
+    from app.agent.factory import build_agent, limits_from_config
     from app.toolspace import mcp_log_dir
     from tools.hub import Hub
     from tools.policy import Policy
@@ -44,9 +45,8 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
     policy = Policy(trusted_servers={s.name for s in servers if s.trust}, yes=yes,
                     yes_all=yes_all, approver=_ask if interactive else None)
     llm = load_model(env, model)
-    cfg = env.config.model
-    limits = AgentLimits(max_steps=max_steps, temperature=cfg.temperature,
-                         max_tokens=min(cfg.max_tokens, 2048))
+    mode = mode or env.config.agent.mode
+    limits, sandbox_limits = limits_from_config(env.config, max_steps=max_steps)
     hub = Hub(servers, mcp_log_dir()) if servers else None
     try:
         if hub is not None:
@@ -54,7 +54,9 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
                 if state.status != "ready":
                     click.echo(f"warning: MCP server {state.name} is {state.status}: "
                                f"{state.error.splitlines()[0] if state.error else ''}", err=True)
-        runtime = build_agent(llm, hub=hub, mode=mode, policy=policy, limits=limits)
+        runtime = build_agent(llm, hub=hub, mode=mode, policy=policy, limits=limits,
+                              sandbox_limits=sandbox_limits,
+                              index_tokens=env.config.agent.index_tokens)
         recorder = None if no_record else _recorder(llm, mode)
         cancel = threading.Event()
         answer, finished = "", None
