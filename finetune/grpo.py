@@ -1,0 +1,201 @@
+"""GRPO on the agent's own rollouts: generate, score, update — three plain functions.
+
+One step: pick ``tasks_per_step`` tasks, run ``group_size`` rollouts of each through the
+agent (``generate``), score every rollout with its rubric and checks (``score``), turn
+the rewards of each group into advantages and take one optimizer step on the policy's
+own tokens (``update``). ``finetune/run.py`` loops over steps, checkpoints, reports.
+
+Simplifications, on purpose (as in nanochat's chat_rl.py):
+- Advantages are group-normalised: (r - mean) / std within a group (population std).
+  A group whose rewards are all equal carries no signal and is dropped.
+- One rollout's advantage is given to every token it generated, in every model call;
+  prompt tokens (system, task, tool output, observations) are never trained.
+- The loss is token-level (DAPO): summed over all tokens of the step and divided by
+  their count, so long rollouts are not down-weighted per token.
+- The clipped ratio (PPO) only matters with ``updates_per_batch > 1``: with one update
+  per batch the old policy *is* the current one and the ratio is 1.
+- Optional KL to the base (the model with the adapter disabled), k3 estimator.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# Per-token log-probabilities of ``completion_ids`` after ``prompt_ids`` (a 1-D tensor,
+# differentiable through the trainable weights).
+LogprobFn = Callable[[Sequence[int], Sequence[int]], Any]
+
+
+@dataclass(frozen=True)
+class GRPOConfig:
+    steps: int = 40  # optimizer steps in the run
+    group_size: int = 4  # G: rollouts per task; the advantage compares these
+    tasks_per_step: int = 4  # groups per step (the batch is tasks_per_step × G rollouts)
+    learning_rate: float = 2e-5  # AdamW on the LoRA weights only
+    weight_decay: float = 0.0  # AdamW decay; LoRA is small enough not to need it
+    clip_eps: float = 0.2  # PPO clip range of the probability ratio
+    kl_beta: float = 0.0  # weight of the KL penalty to the base model; 0 turns it off
+    updates_per_batch: int = 1  # optimizer steps on the same rollouts (>1 makes clip matter)
+    micro_batch: int = 4  # model calls per backward pass (gradient accumulation)
+    max_grad_norm: float = 1.0  # gradient clipping
+    temperature: float = 1.0  # sampling temperature of the rollouts (variety within a group)
+    max_new_tokens: int = 512  # most tokens per model reply during rollouts
+    max_model_calls: int = 6  # agent steps per rollout
+    lora_rank: int = 16  # LoRA r
+    lora_alpha: int = 16  # LoRA alpha (scale = alpha / r)
+    seed: int = 0  # seeds task order, sampling and initialisation: same seed, same run
+    checkpoint_every: int = 10  # steps between checkpoints (and at the end)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One model call of a rollout: what it saw and what it generated (token ids)."""
+
+    prompt_ids: tuple[int, ...]
+    completion_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Trainable:
+    """A sample with the advantage of its rollout: what ``update`` trains on."""
+
+    sample: Sample
+    advantage: float
+
+
+@dataclass(frozen=True)
+class UpdateStats:
+    loss: float
+    tokens: int  # completion tokens trained on
+    samples: int  # model calls trained on
+    kl: float  # mean per-token KL to the base (0 when kl_beta is 0)
+    clipped: float  # fraction of tokens whose ratio was clipped
+    grad_norm: float
+
+
+# ---------------------------------------------------------------- the math
+
+
+def group_advantages(rewards: Sequence[float], eps: float = 1e-6) -> list[float] | None:
+    """(r - mean) / std within one group; None when the group has no variance."""
+    n = len(rewards)
+    if n < 2:
+        return None
+    mean = sum(rewards) / n
+    std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / n)
+    if std < eps:
+        return None
+    return [(r - mean) / std for r in rewards]
+
+
+def token_losses(new_logp: Any, old_logp: Any, advantage: float, clip_eps: float,
+                 ref_logp: Any = None, kl_beta: float = 0.0) -> tuple[Any, Any, Any]:
+    """Per-token loss of one sample; returns (loss, kl, clipped) tensors of its length."""
+    import torch
+
+    # ratio = π / π_old; take the pessimistic of the plain and the clipped objective,
+    # and minimise its negative.
+    ratio = torch.exp(new_logp - old_logp)
+    plain = ratio * advantage
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * advantage
+    loss = -torch.minimum(plain, clipped)
+    kl = torch.zeros_like(loss)
+    if ref_logp is not None and kl_beta:
+        # k3 estimator of KL(π || π_ref): exp(d) - d - 1 with d = ref - new, always ≥ 0.
+        d = ref_logp - new_logp
+        kl = torch.exp(d) - d - 1
+        loss = loss + kl_beta * kl
+    # Clipped: the clipped term won the min, so this token gets no gradient.
+    return loss, kl.detach(), (clipped < plain).detach()
+
+
+# ---------------------------------------------------------------- generate / score / update
+
+
+def pick_tasks(task_ids: Sequence[Any], config: GRPOConfig, step: int) -> list[Any]:
+    """The tasks of one step: a fixed shuffle per epoch, so a resumed run picks the same."""
+    n = len(task_ids)
+    if n == 0:
+        return []
+    out = []
+    for i in range(config.tasks_per_step):
+        index = (step - 1) * config.tasks_per_step + i
+        epoch, offset = divmod(index, n)
+        order = list(range(n))
+        random.Random(config.seed * 1_000_003 + epoch).shuffle(order)
+        out.append(task_ids[order[offset]])
+    return out
+
+
+def generate(tasks: Sequence[Any], rollout_fn: Callable[[Any, int], Any],
+             config: GRPOConfig, step: int) -> list[list[Any]]:
+    """``group_size`` rollouts per task; sampling is seeded by (seed, step)."""
+    import torch
+
+    torch.manual_seed(config.seed * 7919 + step)
+    random.seed(config.seed * 7919 + step)
+    return [[rollout_fn(task, g) for g in range(config.group_size)] for task in tasks]
+
+
+def score(groups: Sequence[Sequence[Any]],
+          score_group: Callable[[Sequence[Any]], list[float]]) -> list[list[float]]:
+    """A reward for every rollout; scoring sees a whole group at once (judge batching)."""
+    return [list(score_group(group)) for group in groups]
+
+
+def trainables(groups: Sequence[Sequence[Any]], rewards: Sequence[Sequence[float]],
+               samples_of: Callable[[Any], Sequence[Sample]]) -> list[Trainable]:
+    """Samples of every rollout in a group with signal, with their advantage."""
+    out = []
+    for group, group_rewards in zip(groups, rewards, strict=True):
+        advantages = group_advantages(group_rewards)
+        if advantages is None:
+            continue  # zero variance: every rollout as good as the others
+        for rollout, advantage in zip(group, advantages, strict=True):
+            for sample in samples_of(rollout):
+                if sample.completion_ids:
+                    out.append(Trainable(sample, advantage))
+    return out
+
+
+def update(batch: Sequence[Trainable], logprobs: LogprobFn, parameters: Sequence[Any],
+           optimizer: Any, config: GRPOConfig, ref_logprobs: LogprobFn | None = None
+           ) -> UpdateStats:
+    """``updates_per_batch`` optimizer steps on ``batch``, accumulating micro-batches."""
+    import torch
+
+    tokens = sum(len(t.sample.completion_ids) for t in batch)
+    if not batch or tokens == 0:
+        return UpdateStats(0.0, 0, 0, 0.0, 0.0, 0.0)
+    with torch.no_grad():
+        old = [logprobs(t.sample.prompt_ids, t.sample.completion_ids).detach()
+               for t in batch] if config.updates_per_batch > 1 else None
+        ref = [ref_logprobs(t.sample.prompt_ids, t.sample.completion_ids).detach()
+               for t in batch] if ref_logprobs is not None and config.kl_beta else None
+    total = kl_sum = clipped_sum = grad_norm = 0.0
+    for _ in range(config.updates_per_batch):
+        optimizer.zero_grad(set_to_none=True)
+        total = kl_sum = clipped_sum = 0.0
+        for start in range(0, len(batch), config.micro_batch):
+            loss = 0.0
+            for i in range(start, min(start + config.micro_batch, len(batch))):
+                item = batch[i]
+                new = logprobs(item.sample.prompt_ids, item.sample.completion_ids)
+                per_token, kl, clipped = token_losses(
+                    new, old[i] if old is not None else new.detach(), item.advantage,
+                    config.clip_eps, ref[i] if ref is not None else None, config.kl_beta)
+                # Divided by the tokens of the whole batch: the accumulated gradient is
+                # that of one token-level mean over the step.
+                loss = loss + per_token.sum() / tokens
+                kl_sum += float(kl.sum())
+                clipped_sum += float(clipped.float().sum())
+            loss.backward()
+            total += float(loss.detach())
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(parameters, config.max_grad_norm))
+        optimizer.step()
+    return UpdateStats(loss=total, tokens=tokens, samples=len(batch), kl=kl_sum / tokens,
+                       clipped=clipped_sum / tokens, grad_norm=grad_norm)

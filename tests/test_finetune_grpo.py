@@ -1,0 +1,164 @@
+"""GRPO math against hand-computed values; update, accumulation and checkpoints on a toy
+model whose log-probabilities are a real differentiable function."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from finetune.checkpoint import TrainState, list_checkpoints, load_checkpoint, save_checkpoint  # noqa: E402
+from finetune.grpo import (  # noqa: E402
+    GRPOConfig,
+    Sample,
+    Trainable,
+    group_advantages,
+    pick_tasks,
+    token_losses,
+    trainables,
+    update,
+)
+
+
+def test_advantages_hand_computed():
+    assert group_advantages([1.0, 0.0, 0.0, 1.0]) == [1.0, -1.0, -1.0, 1.0]
+    assert group_advantages([3.0, 1.0]) == [1.0, -1.0]
+    # mean 2.5, population std sqrt(1.25)
+    got = group_advantages([1.0, 2.0, 3.0, 4.0])
+    s = math.sqrt(1.25)
+    assert got == pytest.approx([-1.5 / s, -0.5 / s, 0.5 / s, 1.5 / s])
+    assert sum(got) == pytest.approx(0.0)
+
+
+def test_zero_variance_and_single_groups_carry_no_signal():
+    assert group_advantages([0.7, 0.7, 0.7]) is None
+    assert group_advantages([1.0]) is None
+
+
+def test_token_loss_clipping_hand_computed():
+    new = torch.log(torch.tensor([0.5, 0.2, 0.4]))
+    old = torch.log(torch.tensor([0.4, 0.4, 0.4]))
+    # ratios 1.25, 0.5, 1.0
+    loss, kl, clipped = token_losses(new, old, advantage=1.0, clip_eps=0.2)
+    # A > 0: min(1.25, 1.2) = 1.2 (clipped); min(0.5, 0.8) = 0.5; 1.0
+    assert loss.tolist() == pytest.approx([-1.2, -0.5, -1.0])
+    assert clipped.tolist() == [True, False, False]
+    assert kl.tolist() == [0.0, 0.0, 0.0]
+    loss, _, clipped = token_losses(new, old, advantage=-2.0, clip_eps=0.2)
+    # A < 0: min(-2.5, -2.4) = -2.5 (not clipped); min(-1.0, -1.6) = -1.6 (clipped)
+    assert loss.tolist() == pytest.approx([2.5, 1.6, 2.0])
+    assert clipped.tolist() == [False, True, False]
+
+
+def test_kl_penalty_k3_hand_computed():
+    new = torch.log(torch.tensor([0.25, 0.5]))
+    ref = torch.log(torch.tensor([0.5, 0.5]))
+    loss, kl, _ = token_losses(new, new.detach(), advantage=0.0, clip_eps=0.2,
+                               ref_logp=ref, kl_beta=0.1)
+    d = math.log(2.0)
+    assert kl.tolist() == pytest.approx([math.exp(d) - d - 1, 0.0])
+    assert loss.tolist() == pytest.approx([0.1 * (math.exp(d) - d - 1), 0.0])
+
+
+def test_trainables_drop_flat_groups_and_keep_every_call():
+    a = [Sample((1, 2), (3,)), Sample((1, 2, 3, 9), (4, 5))]  # two model calls
+    b = [Sample((1, 2), (6,))]
+    flat = [Sample((7,), (8,))]
+    out = trainables([["a", "b"], ["f1", "f2"]], [[1.0, 0.0], [0.5, 0.5]],
+                     {"a": a, "b": b, "f1": flat, "f2": flat}.get)
+    assert [(t.sample, t.advantage) for t in out] == [(a[0], 1.0), (a[1], 1.0), (b[0], -1.0)]
+
+
+def test_pick_tasks_covers_every_task_per_epoch_and_is_seeded():
+    config = GRPOConfig(tasks_per_step=2, seed=3)
+    ids = list("abcde")
+    first_epoch = [t for step in (1, 2) for t in pick_tasks(ids, config, step)] + \
+        pick_tasks(ids, config, 3)[:1]
+    assert sorted(first_epoch) == ids
+    assert pick_tasks(ids, config, 4) == pick_tasks(ids, GRPOConfig(tasks_per_step=2, seed=3), 4)
+    assert pick_tasks(ids, config, 1) != pick_tasks(ids, GRPOConfig(tasks_per_step=2, seed=4), 1)
+
+
+class Bigram(torch.nn.Module):
+    """log p(token | previous token): a table of logits, trained like a policy."""
+
+    def __init__(self, vocab: int = 6) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.logits = torch.nn.Parameter(torch.randn(vocab, vocab) * 0.1)
+
+    def logprobs(self, prompt, completion):
+        ids = list(prompt) + list(completion)
+        prev = torch.tensor(ids[len(prompt) - 1 : -1])
+        nxt = torch.tensor(list(completion))
+        return torch.log_softmax(self.logits[prev], dim=-1).gather(1, nxt[:, None])[:, 0]
+
+
+def _batch():
+    return [Trainable(Sample((0, 1), (2, 3)), 1.0), Trainable(Sample((0, 1), (4, 5)), -1.0),
+            Trainable(Sample((0, 4), (3, 3, 3)), 0.5)]
+
+
+def test_update_moves_probability_towards_positive_advantage():
+    model = Bigram()
+    before_good = model.logprobs((0, 1), (2, 3)).sum().item()
+    before_bad = model.logprobs((0, 1), (4, 5)).sum().item()
+    opt = torch.optim.SGD(model.parameters(), lr=1.0)
+    stats = update(_batch(), model.logprobs, list(model.parameters()), opt,
+                   GRPOConfig(max_grad_norm=100.0))
+    assert stats.tokens == 7 and stats.samples == 3
+    # with ratio 1, loss = -Σ A / tokens over tokens: -(2·1 - 2·1 + 3·0.5) / 7
+    assert stats.loss == pytest.approx(-1.5 / 7)
+    assert model.logprobs((0, 1), (2, 3)).sum().item() > before_good
+    assert model.logprobs((0, 1), (4, 5)).sum().item() < before_bad
+
+
+@pytest.mark.parametrize("micro", [1, 2])
+def test_gradient_accumulation_equals_one_big_batch(micro):
+    one, acc = Bigram(), Bigram()
+    for model, mb in ((one, 16), (acc, micro)):
+        opt = torch.optim.SGD(model.parameters(), lr=0.5)
+        update(_batch(), model.logprobs, list(model.parameters()), opt,
+               GRPOConfig(micro_batch=mb, max_grad_norm=100.0))
+    assert torch.allclose(one.logits, acc.logits, atol=1e-6)
+
+
+def test_several_updates_per_batch_clip_the_ratio():
+    model = Bigram()
+    opt = torch.optim.SGD(model.parameters(), lr=5.0)
+    stats = update(_batch(), model.logprobs, list(model.parameters()), opt,
+                   GRPOConfig(updates_per_batch=3, max_grad_norm=100.0))
+    assert stats.clipped > 0  # the later passes moved past 1 ± eps on some tokens
+
+
+def test_kl_to_reference_is_reported_and_pulls_back():
+    model, ref = Bigram(), Bigram()
+    with torch.no_grad():
+        model.logits[1, 2] += 2.0
+    opt = torch.optim.SGD(model.parameters(), lr=1.0)
+    batch = [Trainable(Sample((0, 1), (2,)), 0.0)]  # no advantage: only the KL acts
+    stats = update(batch, model.logprobs, list(model.parameters()), opt,
+                   GRPOConfig(kl_beta=1.0, max_grad_norm=100.0), ref_logprobs=ref.logprobs)
+    assert stats.kl > 0
+    assert model.logits[1, 2].item() < ref.logits[1, 2].item() + 2.0
+
+
+def test_checkpoint_round_trip_and_resume(tmp_path):
+    model = Bigram()
+    opt = torch.optim.AdamW(model.parameters(), lr=0.1)
+    update(_batch(), model.logprobs, list(model.parameters()), opt, GRPOConfig())
+    for step in (1, 2, 3):
+        save_checkpoint(tmp_path, model, opt, TrainState(step, [{"step": step}]))
+    assert [p.name for p in list_checkpoints(tmp_path)] == ["checkpoint-2.pt", "checkpoint-3.pt"]
+    fresh = Bigram()
+    fresh_opt = torch.optim.AdamW(fresh.parameters(), lr=0.1)
+    state = load_checkpoint(tmp_path, fresh, fresh_opt)
+    assert state.step == 3 and state.history[-1] == {"step": 3}
+    assert torch.equal(fresh.logits, model.logits)
+    # the optimizer continues where it was: the next update is identical
+    update(_batch(), model.logprobs, list(model.parameters()), opt, GRPOConfig())
+    update(_batch(), fresh.logprobs, list(fresh.parameters()), fresh_opt, GRPOConfig())
+    assert torch.allclose(fresh.logits, model.logits)
+    assert load_checkpoint(tmp_path / "none", Bigram(), fresh_opt).step == 0
