@@ -38,7 +38,7 @@ def big() -> Catalog:
 
 def test_over_budget_names_what_fits_and_counts_the_rest():
     text = build_index(big(), words, budget=30)
-    assert "- files (40 tools)" in text
+    assert "Other servers (tool count): files (40)" in text
     assert "- time: now, convert" in text  # the small server still fits with its names
     assert text.splitlines()[-1].startswith("Tool names are not all listed")
     assert words(text) <= 30
@@ -54,3 +54,52 @@ def test_full_toolspace_stays_flat():
     sizes = [words(build_index(catalog.first(n), words, budget=600)) for n in (10, 100, 1156)]
     assert sizes[-1] <= 600 + 50  # every server named, even past the budget
     assert max(sizes) <= 650
+
+
+def many(servers: int, tools: int) -> Catalog:
+    return Catalog.from_specs([ToolSpec(f"server{s}", f"tool_{s}_{t}")
+                               for s in range(servers) for t in range(tools)],
+                              summaries={"server0": "The first one. It is long."})
+
+
+@pytest.mark.parametrize("budget", [0, 20, 40, 80, 160, 320])
+def test_budget_holds_above_the_servers_only_floor(budget):
+    catalog = many(8, 6)
+    floor = build_index(catalog, words, 0)  # every server named, no tool names
+    assert "tool_0_0" not in floor and "Other servers (tool count): server0 (6)" in floor
+    text = build_index(catalog, words, budget)
+    assert words(text) <= max(budget, words(floor))
+    if budget < words(floor):
+        assert text == floor
+    for s in range(8):
+        assert f"server{s}" in text
+    listed = sum(1 for line in text.splitlines() if line.startswith("- "))
+    assert listed == sum(1 for s in range(8) if f"tool_{s}_0" in text)
+
+
+def test_more_budget_never_names_fewer_servers_and_summaries_survive():
+    catalog = many(8, 6)
+    named = [sum(1 for line in build_index(catalog, words, b).splitlines()
+                 if line.startswith("- ")) for b in range(20, 200, 10)]
+    assert named == sorted(named) and named[0] == 0 and named[-1] == 8
+    tight = build_index(catalog, words, 0)
+    assert "server0 (6) — The first one" in tight
+    assert "- server0 — The first one.: tool_0_0" in build_index(catalog, words, 1000)
+
+
+def test_index_is_stable_for_the_kv_cache():
+    catalog = many(8, 6)
+    assert build_index(catalog, words, 60) == build_index(many(8, 6), words, 60)
+
+
+def test_real_tokenizer_counts(tiny_model):
+    catalog = many(12, 10)
+
+    def count(text: str) -> int:
+        return len(tiny_model.tokenize(text))
+
+    floor = count(build_index(catalog, count, 0))
+    sizes = [count(build_index(catalog, count, floor + extra)) for extra in (0, 40, 150, 400)]
+    assert all(size <= floor + extra for size, extra in zip(sizes, (0, 40, 150, 400),
+                                                            strict=True))
+    assert sizes == sorted(sizes) and sizes[-1] > sizes[0]

