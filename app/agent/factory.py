@@ -52,13 +52,14 @@ def server_index(catalog: Catalog, count_tokens: Callable[[str], int],
 def build_agent(model: ChatModel, *, hub: Any = None, mode: str = "code",
                 policy: Policy | None = None, limits: AgentLimits = AgentLimits(),
                 workdir: Path | None = None, sandbox_limits: Any = None,
-                index_tokens: int = INDEX_TOKENS,
+                index_tokens: int = INDEX_TOKENS, search_cache: Path | None = None,
                 transcript: Iterable[ChatMessage] = ()) -> AgentRuntime:
     """An agent over the tools of ``hub`` (already started), or over no tools at all."""
     catalog = Catalog.from_specs(hub.tools() if hub is not None else [])
     policy = policy or Policy()
     call = hub.call if hub is not None else _no_hub
-    bridge = ToolBridge(catalog, call, policy, emit=lambda event: None)
+    bridge = ToolBridge(catalog, call, policy, emit=lambda event: None,
+                        search_cache=search_cache)
     sandbox = None
     if mode == "code":
         from tools.sandbox import Limits, Sandbox

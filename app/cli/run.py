@@ -33,6 +33,7 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
         mode: str | None, yes: bool, yes_all: bool, max_steps: int | None, as_json: bool,
         no_record: bool) -> None:
     """Solve TASK with the agent (`-` reads it from standard input)."""
+    from app import paths
     from app.agent import events as ev
     from app.agent.factory import build_agent, limits_from_config
     from app.toolspace import mcp_log_dir
@@ -56,7 +57,8 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
                                f"{state.error.splitlines()[0] if state.error else ''}", err=True)
         runtime = build_agent(llm, hub=hub, mode=mode, policy=policy, limits=limits,
                               sandbox_limits=sandbox_limits,
-                              index_tokens=env.config.agent.index_tokens)
+                              index_tokens=env.config.agent.index_tokens,
+                              search_cache=paths.cache_dir() / "embeddings")
         recorder = None if no_record else _recorder(llm, mode)
         cancel = threading.Event()
         answer, finished = "", None
