@@ -27,9 +27,14 @@ $(VENV)/.installed-run: pyproject.toml | $(PY)
 	$(PIP) install --no-deps $(TINY)
 	touch $@
 
+# Tests cover finetuning and the hybrid tool search too, so they need torch: the CPU
+# wheel 2.13.0 (named in the same command, or pip picks a multi-GB CUDA build). PyPI's
+# torchvision does not load beside that CPU wheel ("operator torchvision::nms does not
+# exist") and then breaks `import transformers`; nothing of ours needs it, so it goes.
 $(VENV)/.installed-test: pyproject.toml | $(PY)
-	$(PIP) install -e '.[dev]'
+	$(PIP) install -e '.[dev,finetune,search]' torch==2.13.0
 	$(PIP) install --no-deps $(TINY)
+	$(PY) -c "import torchvision" 2>/dev/null || $(PIP) uninstall -y torchvision
 	touch $@ $(VENV)/.installed-run
 
 run: $(VENV)/.installed-run
