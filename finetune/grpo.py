@@ -25,9 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# Per-token log-probabilities of ``completion_ids`` after ``prompt_ids`` (a 1-D tensor,
-# differentiable through the trainable weights).
-LogprobFn = Callable[[Sequence[int], Sequence[int]], Any]
+# Per-token log-probabilities of a batch of completions after their prompts, right-padded:
+# (logprobs, mask), both [batch, longest completion]; differentiable through the LoRA.
+# finetune/policy.py's batch_logprobs is this function for the real policy.
+LogprobFn = Callable[[Sequence[Sequence[int]], Sequence[Sequence[int]]], tuple[Any, Any]]
 
 
 @dataclass(frozen=True)
@@ -92,9 +93,12 @@ def group_advantages(rewards: Sequence[float], eps: float = 1e-6) -> list[float]
     return [(r - mean) / std for r in rewards]
 
 
-def token_losses(new_logp: Any, old_logp: Any, advantage: float, clip_eps: float,
+def token_losses(new_logp: Any, old_logp: Any, advantage: Any, clip_eps: float,
                  ref_logp: Any = None, kl_beta: float = 0.0) -> tuple[Any, Any, Any]:
-    """Per-token loss of one sample; returns (loss, kl, clipped) tensors of its length."""
+    """Per-token loss; returns (loss, kl, clipped) shaped like ``new_logp``.
+
+    ``advantage`` is a number or a tensor that broadcasts (one per row of a batch).
+    """
     import torch
 
     # ratio = π / π_old; take the pessimistic of the plain and the clipped objective,
@@ -171,31 +175,35 @@ def update(batch: Sequence[Trainable], logprobs: LogprobFn, parameters: Sequence
     tokens = sum(len(t.sample.completion_ids) for t in batch)
     if not batch or tokens == 0:
         return UpdateStats(0.0, 0, 0, 0.0, 0.0, 0.0)
+    chunks = [batch[i:i + config.micro_batch] for i in range(0, len(batch), config.micro_batch)]
     with torch.no_grad():
-        old = [logprobs(t.sample.prompt_ids, t.sample.completion_ids).detach()
-               for t in batch] if config.updates_per_batch > 1 else None
-        ref = [ref_logprobs(t.sample.prompt_ids, t.sample.completion_ids).detach()
-               for t in batch] if ref_logprobs is not None and config.kl_beta else None
+        old = [_logprobs(logprobs, c)[0] for c in chunks] \
+            if config.updates_per_batch > 1 else None
+        ref = [_logprobs(ref_logprobs, c)[0] for c in chunks] \
+            if ref_logprobs is not None and config.kl_beta else None
     total = kl_sum = clipped_sum = grad_norm = 0.0
     for _ in range(config.updates_per_batch):
         optimizer.zero_grad(set_to_none=True)
         total = kl_sum = clipped_sum = 0.0
-        for start in range(0, len(batch), config.micro_batch):
-            loss = 0.0
-            for i in range(start, min(start + config.micro_batch, len(batch))):
-                item = batch[i]
-                new = logprobs(item.sample.prompt_ids, item.sample.completion_ids)
-                per_token, kl, clipped = token_losses(
-                    new, old[i] if old is not None else new.detach(), item.advantage,
-                    config.clip_eps, ref[i] if ref is not None else None, config.kl_beta)
-                # Divided by the tokens of the whole batch: the accumulated gradient is
-                # that of one token-level mean over the step.
-                loss = loss + per_token.sum() / tokens
-                kl_sum += float(kl.sum())
-                clipped_sum += float(clipped.float().sum())
+        for i, chunk in enumerate(chunks):
+            new, mask = _logprobs(logprobs, chunk)
+            advantages = torch.tensor([[t.advantage] for t in chunk], dtype=new.dtype,
+                                      device=new.device)
+            per_token, kl, clipped = token_losses(
+                new, old[i] if old is not None else new.detach(), advantages,
+                config.clip_eps, ref[i] if ref is not None else None, config.kl_beta)
+            # Padding masked out; divided by the tokens of the whole batch, so the
+            # accumulated gradient is that of one token-level mean over the step.
+            loss = (per_token * mask).sum() / tokens
             loss.backward()
             total += float(loss.detach())
+            kl_sum += float((kl * mask).sum())
+            clipped_sum += float((clipped.float() * mask).sum())
         grad_norm = float(torch.nn.utils.clip_grad_norm_(parameters, config.max_grad_norm))
         optimizer.step()
     return UpdateStats(loss=total, tokens=tokens, samples=len(batch), kl=kl_sum / tokens,
                        clipped=clipped_sum / tokens, grad_norm=grad_norm)
+
+
+def _logprobs(fn: LogprobFn, chunk: Sequence[Trainable]) -> tuple[Any, Any]:
+    return fn([t.sample.prompt_ids for t in chunk], [t.sample.completion_ids for t in chunk])

@@ -89,11 +89,21 @@ class Bigram(torch.nn.Module):
         torch.manual_seed(0)
         self.logits = torch.nn.Parameter(torch.randn(vocab, vocab) * 0.1)
 
-    def logprobs(self, prompt, completion):
+    def one(self, prompt, completion):
         ids = list(prompt) + list(completion)
         prev = torch.tensor(ids[len(prompt) - 1 : -1])
         nxt = torch.tensor(list(completion))
         return torch.log_softmax(self.logits[prev], dim=-1).gather(1, nxt[:, None])[:, 0]
+
+    def logprobs(self, prompts, completions):
+        """Right-padded batch, like policy.batch_logprobs; padding is garbage on purpose."""
+        width = max(len(c) for c in completions)
+        rows, mask = [], []
+        for p, c in zip(prompts, completions, strict=True):
+            row = self.one(p, c)
+            rows.append(torch.cat([row, torch.full((width - len(c),), -50.0)]))
+            mask.append([1.0] * len(c) + [0.0] * (width - len(c)))
+        return torch.stack(rows), torch.tensor(mask)
 
 
 def _batch():
@@ -103,20 +113,22 @@ def _batch():
 
 def test_update_moves_probability_towards_positive_advantage():
     model = Bigram()
-    before_good = model.logprobs((0, 1), (2, 3)).sum().item()
-    before_bad = model.logprobs((0, 1), (4, 5)).sum().item()
+    before_good = model.one((0, 1), (2, 3)).sum().item()
+    before_bad = model.one((0, 1), (4, 5)).sum().item()
     opt = torch.optim.SGD(model.parameters(), lr=1.0)
     stats = update(_batch(), model.logprobs, list(model.parameters()), opt,
                    GRPOConfig(max_grad_norm=100.0))
     assert stats.tokens == 7 and stats.samples == 3
     # with ratio 1, loss = -Σ A / tokens over tokens: -(2·1 - 2·1 + 3·0.5) / 7
     assert stats.loss == pytest.approx(-1.5 / 7)
-    assert model.logprobs((0, 1), (2, 3)).sum().item() > before_good
-    assert model.logprobs((0, 1), (4, 5)).sum().item() < before_bad
+    assert model.one((0, 1), (2, 3)).sum().item() > before_good
+    assert model.one((0, 1), (4, 5)).sum().item() < before_bad
 
 
 @pytest.mark.parametrize("micro", [1, 2])
 def test_gradient_accumulation_equals_one_big_batch(micro):
+    # micro-batches of 1 have no padding; the big batch pads two of three rows: equal
+    # results also show that padding is masked out of the loss.
     one, acc = Bigram(), Bigram()
     for model, mb in ((one, 16), (acc, micro)):
         opt = torch.optim.SGD(model.parameters(), lr=0.5)

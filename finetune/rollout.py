@@ -1,0 +1,103 @@
+"""Rollouts: the trainable policy runs a task through the app's own agent loop.
+
+Each rollout builds a fresh agent (``build_agent``, as ``deskmate run`` does) whose
+ChatModel is the policy (``PolicyChatModel``) and whose tools go through the training
+``ToolGate``. The policy records every model call as (prompt ids, generated ids); those
+are the samples GRPO trains on. Tool output and observations reach the model only as
+part of a later call's prompt, so they are never in a completion: masked by
+construction, not by bookkeeping.
+
+Sampling is seeded per call from (run seed, step, task, rollout, call), so a run — or a
+resumed run — draws the same rollouts every time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from app.agent import events as ev
+from app.agent.loop import AgentLimits
+from app.llm.base import ChatMessage, ChatModel, GenerationParams, StreamEvent
+from finetune.grpo import Sample
+from finetune.toolgate import GatedHub, ToolGate, TrainingPolicy
+
+
+@dataclass(frozen=True)
+class Rollout:
+    task_key: str
+    answer: str  # the final answer ("" when the turn ended without one)
+    status: str  # the turn's status: answered, max_steps, error, …
+    transcript: tuple[ChatMessage, ...]  # exactly what the model saw, and its replies
+    samples: tuple[Sample, ...]  # one per model call
+    tool_calls: int
+    wall_s: float
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(len(s.completion_ids) for s in self.samples)
+
+
+class SeededModel:
+    """Gives every call of the wrapped model its own seed: seed, seed + 1, …"""
+
+    def __init__(self, model: ChatModel, seed: int) -> None:
+        self.model, self.seed, self.calls = model, seed, 0
+        self.info = model.info
+
+    def stream(self, messages: Sequence[ChatMessage],
+               params: GenerationParams = GenerationParams(),
+               cancel: threading.Event | None = None) -> Iterator[StreamEvent]:
+        seed = (self.seed + self.calls) % 2**31
+        self.calls += 1
+        return self.model.stream(messages, replace(params, seed=seed), cancel)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)  # tokenize, take_records, … when it has them
+
+    def close(self) -> None:
+        pass
+
+
+def rollout_seed(seed: int, step: int, task_key: str, index: int) -> int:
+    digest = hashlib.sha256(f"{seed}/{step}/{task_key}/{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") % 2**31
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    mode: str = "code"  # the agent's mode: code (sandbox) or eager (native tool calls)
+    limits: AgentLimits = AgentLimits(max_steps=6, max_tokens=512, temperature=1.0)
+
+
+def run_rollout(model: ChatModel, task_key: str, prompt: str, gate: ToolGate, *,
+                hub: Any = None, settings: RolloutSettings = RolloutSettings(),
+                seed: int = 0) -> Rollout:
+    """One attempt at ``prompt``; ``model`` records its calls (``take_records``)."""
+    from app.agent.factory import build_agent
+
+    take = getattr(model, "take_records", None)
+    if take is None:
+        raise TypeError(f"{model.info.name} does not record its calls: rollouts need a "
+                        "PolicyChatModel (finetune/policy.py)")
+    take()  # forget calls made outside this rollout
+    started = time.perf_counter()
+    runtime = build_agent(SeededModel(model, seed), hub=GatedHub(hub, gate),
+                          mode=settings.mode, policy=TrainingPolicy(), limits=settings.limits)
+    answer, status, tool_calls = "", "error", 0
+    try:
+        for event in runtime.agent.run(prompt):
+            if isinstance(event, ev.FinalAnswer):
+                answer = event.text
+            elif isinstance(event, ev.TurnFinished):
+                status, tool_calls = event.status, event.tool_calls
+        transcript = tuple(runtime.agent.transcript)
+    finally:
+        runtime.close()
+    samples = tuple(Sample(tuple(r.prompt_ids), tuple(r.completion_ids)) for r in take())
+    return Rollout(task_key, answer, status, transcript, samples, tool_calls,
+                   time.perf_counter() - started)

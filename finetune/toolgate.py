@@ -1,0 +1,116 @@
+"""The tool policy of training rollouts: training never changes the user's world.
+
+Rollouts call tools through the same bridge as the app, but the hub's ``call`` is
+wrapped by a ``ToolGate``:
+- a read-only tool (MCP ``readOnlyHint``) runs live;
+- any other call is answered from a recorded result of the *same* call (server, tool,
+  arguments) in the user's sessions, if there is one;
+- otherwise it is refused with an error that tells the model what happened, so it can
+  learn to prefer read-only tools or to answer from what it has.
+A destructive tool is never called live, whatever the user trusts in the app.
+``TrainingPolicy`` lets every call reach the gate (it decides instead of a person).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from tools.hub.results import ContentItem, ToolCallError, ToolResult
+from tools.policy import ApprovalRequest, Policy, Verdict
+from tools.spec import ToolSpec
+
+
+class TrainingRefusal(ToolCallError):
+    """A call the training gate would not run; the model sees the message."""
+
+
+def call_key(server: str, tool: str, arguments: dict[str, Any]) -> str:
+    return json.dumps([server, tool, arguments], sort_keys=True, ensure_ascii=False,
+                      default=str)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    text: str
+    structured: Any
+    is_error: bool
+
+
+def recorded_results(db: Any) -> dict[str, Recorded]:
+    """Every tool call that really ran in the user's sessions, newest result per call."""
+    rows = db.execute(
+        "SELECT server, tool, arguments, result, structured, is_error FROM tool_calls "
+        "WHERE result IS NOT NULL AND coalesce(approval, '') != 'deny' "
+        "AND finished_at IS NOT NULL ORDER BY started_at").fetchall()
+    out = {}
+    for server, tool, arguments, result, structured, is_error in rows:
+        try:
+            args = json.loads(arguments or "{}")
+            value = json.loads(structured) if structured else None
+        except ValueError:
+            continue
+        out[call_key(server, tool, args)] = Recorded(result, value, bool(is_error))
+    return out
+
+
+class ToolGate:
+    """``call(server, tool, arguments, cancel=...)`` with the training rules above."""
+
+    def __init__(self, specs: Iterable[ToolSpec], live_call: Callable[..., ToolResult] | None,
+                 recorded: dict[str, Recorded] | None = None) -> None:
+        self.specs = {(s.server, s.name): s for s in specs}
+        self.live_call = live_call
+        self.recorded = recorded or {}
+        self.counts: Counter[str] = Counter()  # live, replayed, refused
+        self._lock = threading.Lock()
+
+    def __call__(self, server: str, tool: str, arguments: dict[str, Any] | None = None, *,
+                 cancel: threading.Event | None = None) -> ToolResult:
+        arguments = arguments or {}
+        spec = self.specs.get((server, tool))
+        if spec is not None and spec.read_only and not spec.destructive and self.live_call:
+            self._count("live")
+            return self.live_call(server, tool, arguments, cancel=cancel)
+        hit = self.recorded.get(call_key(server, tool, arguments))
+        if hit is not None:
+            self._count("replayed")
+            return ToolResult(server, tool, (ContentItem("text", text=hit.text),),
+                              structured=hit.structured, is_error=hit.is_error)
+        self._count("refused")
+        kind = "destructive" if spec is None or spec.destructive else "not read-only"
+        raise TrainingRefusal(
+            f"{server}.{tool} is {kind}, and during training such a call only gets an answer "
+            "when the user made this exact call before; it was not run. Use read-only tools, "
+            "or answer from the information you already have.")
+
+    def _count(self, what: str) -> None:
+        with self._lock:
+            self.counts[what] += 1
+
+
+class TrainingPolicy(Policy):
+    """Every call goes on to the ToolGate, which decides; no one is asked."""
+
+    def needs_approval(self, tool: ToolSpec) -> bool:
+        return False
+
+    def decide(self, request: ApprovalRequest) -> Verdict:
+        return Verdict(True, "auto", "training", "training: the tool gate decides")
+
+
+class GatedHub:
+    """A hub as ``build_agent`` sees it, with ``call`` going through the gate."""
+
+    def __init__(self, hub: Any, gate: ToolGate) -> None:
+        self.hub, self.call = hub, gate
+
+    def tools(self) -> list[ToolSpec]:
+        return self.hub.tools() if self.hub is not None else []
+
+    def states(self) -> list[Any]:
+        return self.hub.states() if self.hub is not None else []

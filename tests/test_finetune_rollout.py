@@ -1,0 +1,185 @@
+"""Training rollouts: the tool gate (a destructive tool is never called live; read-only
+live; replay of a recorded call; refusal otherwise), through the real bridge and agent,
+and the samples a rollout yields (the model's own tokens only; tool output masked)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.agent.bridge import BridgeError, ToolBridge
+from app.agent.loop import AgentLimits
+from app.agent.scripted import ScriptedModel
+from app.store import Recorder, open_db
+from finetune.rollout import RolloutSettings, rollout_seed, run_rollout
+from finetune.toolgate import (
+    Recorded,
+    ToolGate,
+    TrainingPolicy,
+    TrainingRefusal,
+    call_key,
+    recorded_results,
+)
+from tools.catalog import Catalog
+from tools.hub.results import ContentItem, ToolResult
+from tools.spec import ToolSpec
+
+SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
+SPECS = [
+    ToolSpec("fs", "read_file", "Read a file", SCHEMA, {"readOnlyHint": True}),
+    ToolSpec("fs", "write_file", "Write a file", SCHEMA, {"destructiveHint": False}),
+    ToolSpec("fs", "delete_file", "Delete a file", SCHEMA, {"destructiveHint": True}),
+    # read-only hint false and no destructive hint: MCP says assume destructive
+    ToolSpec("fs", "touch", "Touch a file", SCHEMA, {}),
+]
+
+
+class FakeHub:
+    """Answers every call live — and remembers it, which must not happen for writes."""
+
+    def __init__(self) -> None:
+        self.live: list[tuple[str, str, dict]] = []
+
+    def tools(self):
+        return SPECS
+
+    def states(self):
+        return []
+
+    def call(self, server, tool, arguments=None, *, cancel=None):
+        self.live.append((server, tool, arguments))
+        return ToolResult(server, tool, (ContentItem("text", text=f"LIVE {tool} done"),))
+
+
+def test_gate_rules():
+    hub = FakeHub()
+    recorded = {call_key("fs", "delete_file", {"path": "a"}): Recorded("deleted a", None, False),
+                call_key("fs", "write_file", {"path": "b"}): Recorded("", {"ok": 1}, False)}
+    gate = ToolGate(SPECS, hub.call, recorded)
+    assert gate("fs", "read_file", {"path": "x"}).text == "LIVE read_file done"
+    assert hub.live == [("fs", "read_file", {"path": "x"})]
+    replay = gate("fs", "delete_file", {"path": "a"})
+    assert replay.text == "deleted a" and not replay.is_error
+    assert gate("fs", "write_file", {"path": "b"}).value() == {"ok": 1}
+    for tool, args in (("delete_file", {"path": "other"}), ("write_file", {"path": "c"}),
+                       ("touch", {"path": "x"}), ("unknown", {})):
+        with pytest.raises(TrainingRefusal, match="it was not run"):
+            gate("fs", tool, args)
+    assert hub.live == [("fs", "read_file", {"path": "x"})]  # nothing else went live
+    assert gate.counts == {"live": 1, "replayed": 2, "refused": 4}
+
+
+def test_destructive_never_live_even_when_the_user_trusts_the_server():
+    hub = FakeHub()
+    gate = ToolGate(SPECS, hub.call)
+    policy = TrainingPolicy(trusted_servers={"fs"}, yes_all=True)
+    events = []
+    bridge = ToolBridge(Catalog.from_specs(SPECS), gate, policy, events.append)
+    bridge.new_turn()
+    with pytest.raises(BridgeError, match=r"destructive.*not run"):
+        bridge.call_json("fs", "delete_file", {"path": "important.txt"})
+    with pytest.raises(BridgeError, match="not read-only"):
+        bridge.call_json("fs", "write_file", {"path": "x"})
+    assert bridge.call_json("fs", "read_file", {"path": "x"}) == "LIVE read_file done"
+    assert [t for _, t, _ in hub.live] == ["read_file"]
+    decided = [e for e in events if type(e).__name__ == "ToolApprovalDecided"]
+    assert {e.decided_by for e in decided} == {"training"}
+    assert not [e for e in events if type(e).__name__ == "ToolApprovalNeeded"]
+
+
+def test_recorded_results_come_from_real_sessions_not_denials(home):
+    db = open_db()
+    rec = Recorder.new(db, model="m")
+    from app.agent import events as ev
+
+    rec.record(ev.TurnStarted(turn=1, user_message="clean up"))
+    for call_id, tool, args, approval, result in (
+            ("c1", "delete_file", {"path": "a"}, "allow_once", "deleted a"),
+            ("c2", "delete_file", {"path": "b"}, "deny", "denied: no")):
+        rec.record(ev.ToolCallStarted(call_id=call_id, step=1, server="fs", tool=tool,
+                                      arguments=args))
+        rec.record(ev.ToolApprovalDecided(call_id=call_id, decision=approval,
+                                          decided_by="user"))
+        rec.record(ev.ToolCallFinished(call_id=call_id, server="fs", tool=tool, result=result,
+                                       is_error=approval == "deny", duration_s=0.1))
+    got = recorded_results(db)
+    assert got == {call_key("fs", "delete_file", {"path": "a"}): Recorded("deleted a", None,
+                                                                         False)}
+
+
+class RecordingModel(ScriptedModel):
+    """A ScriptedModel that records calls the way PolicyChatModel does: the prompt as
+    ids (one per character of the rendered messages) and the reply's ids."""
+
+    def __init__(self, replies):
+        super().__init__(replies)
+        self.records = []
+        self.seeds = []
+
+    def stream(self, messages, params=None, cancel=None):
+        from types import SimpleNamespace
+
+        self.seeds.append(params.seed)
+        text = ""
+        for event in super().stream(messages, params, cancel):
+            text = getattr(event, "text", text) if type(event).__name__ == "Finished" else text
+            yield event
+        prompt = "".join(f"<{m.role}>{m.content}" for m in messages) + "<assistant>"
+        self.records.append(SimpleNamespace(prompt_ids=tuple(map(ord, prompt)),
+                                            completion_ids=tuple(map(ord, text))))
+
+    def take_records(self):
+        out, self.records = self.records, []
+        return out
+
+
+def _decode(ids):
+    return "".join(map(chr, ids))
+
+
+def test_eager_rollout_samples_are_the_models_own_tokens():
+    call = '<tool_call>{"name": "fs__read_file", "arguments": {"path": "notes.md"}}</tool_call>'
+    delete = '<tool_call>{"name": "fs__delete_file", "arguments": {"path": "notes.md"}}</tool_call>'
+    model = RecordingModel([call, delete, "The notes say hello."])
+    hub = FakeHub()
+    gate = ToolGate(SPECS, hub.call)
+    settings = RolloutSettings(mode="eager", limits=AgentLimits(max_steps=4))
+    rollout = run_rollout(model, "t1", "What do my notes say?", gate, hub=hub,
+                          settings=settings, seed=100)
+    assert rollout.answer == "The notes say hello." and rollout.status == "answered"
+    assert [_decode(s.completion_ids) for s in rollout.samples] == [
+        call, delete, "The notes say hello."]
+    # tool output is in the next prompt, never in a completion
+    assert "LIVE read_file done" in _decode(rollout.samples[1].prompt_ids)
+    assert "it was not run" in _decode(rollout.samples[2].prompt_ids)
+    assert all("LIVE" not in _decode(s.completion_ids) for s in rollout.samples)
+    assert [t for _, t, _ in hub.live] == ["read_file"]
+    assert model.seeds == [100, 101, 102]
+    assert rollout.transcript[-1].content == "The notes say hello."
+
+
+def test_code_rollout_through_the_real_sandbox():
+    code = "```python\nprint(fs.read_file(path='a.txt'))\nfs.delete_file(path='a.txt')\n```"
+    model = RecordingModel([code, "Final answer: it said LIVE"])
+    hub = FakeHub()
+    rollout = run_rollout(model, "t2", "Read a.txt then delete it", ToolGate(SPECS, hub.call),
+                          hub=hub, settings=RolloutSettings(mode="code"))
+    assert rollout.answer == "it said LIVE"
+    observation = _decode(rollout.samples[1].prompt_ids)
+    assert "LIVE read_file done" in observation and "it was not run" in observation
+    assert [t for _, t, _ in hub.live] == ["read_file"]
+    assert rollout.tool_calls == 2
+
+
+def test_rollouts_need_a_recording_model():
+    with pytest.raises(TypeError, match="PolicyChatModel"):
+        run_rollout(ScriptedModel(["hi"]), "t", "hi", ToolGate([], None),
+                    settings=RolloutSettings(mode="eager"))
+
+
+def test_rollout_seeds_differ_per_rollout_and_repeat_per_run():
+    seeds = {rollout_seed(0, 1, "t", g) for g in range(8)}
+    assert len(seeds) == 8
+    assert rollout_seed(0, 3, "t", 2) == rollout_seed(0, 3, "t", 2) != rollout_seed(1, 3, "t", 2)
+    assert json.dumps(sorted(seeds))  # plain ints
