@@ -1,0 +1,420 @@
+"""The trainable policy: a base model with LoRA, and a ChatModel that samples from it.
+
+RL rollouts run through the same agent loop as the app (app/agent/loop.py); only the
+model underneath changes. ``PolicyChatModel`` renders prompts with the tokenizer's chat
+template (the one llama.cpp reads from the GGUF), samples token by token from the
+policy, and records per call the exact prompt ids and generated ids. The GRPO loss is
+computed on the generated ids only: tool output reaches the model through the prompt of
+a later call, so it is never in a completion and is masked by construction.
+
+Two ways to load, one interface:
+- CUDA, Hugging Face checkpoint: Unsloth ``FastLanguageModel`` (4-bit base + LoRA).
+- Otherwise (CPU, or a ``.gguf`` base): transformers + PEFT ``get_peft_model``.
+  transformers reads a GGUF itself (dequantized), which is how the tests load SmolLM2.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.llm.base import (
+    ChatMessage,
+    Delta,
+    Finished,
+    GenerationParams,
+    ModelError,
+    ModelInfo,
+    StreamEvent,
+    TokenClock,
+)
+from app.llm.stops import StopMatcher
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    lora_rank: int = 16  # r of every LoRA pair; 16 fits a 4B model on a 12 GB GPU
+    lora_alpha: int = 32  # LoRA scale is alpha / rank (llama.cpp uses the same rule)
+    lora_dropout: float = 0.0  # 0 keeps generation and the loss forward identical
+    # The linear layers that get a LoRA pair: all attention and MLP projections.
+    target_modules: tuple[str, ...] = (
+        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+    device: str = "auto"  # "auto" (cuda if available, else cpu), "cuda" or "cpu"
+    # 4-bit base weights (Unsloth + bitsandbytes); None = on CUDA yes, on CPU no.
+    load_in_4bit: bool | None = None
+    seed: int = 0  # LoRA initialisation, and sampling when a call gives no seed
+    max_seq_len: int = 4096  # longest prompt + completion a call or the loss may use
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A loaded policy: the PEFT-wrapped model and what it takes to prompt it."""
+
+    model: Any  # a PEFT model (LoRA enabled); its base is frozen
+    tokenizer: Any
+    device: str  # "cuda" or "cpu"
+    config: PolicyConfig
+    name: str  # shown in ModelInfo and logs
+    backend: str  # "unsloth" or "peft"
+    eos_ids: frozenset[int] = field(default_factory=frozenset)  # ids that end a reply
+
+    @property
+    def chat_template(self) -> str:
+        return self.tokenizer.chat_template
+
+    def render(self, messages: Sequence[ChatMessage],
+               tools: Sequence[dict[str, Any]] = ()) -> str:
+        """The prompt text for ``messages``, ending where the assistant's reply starts."""
+        try:
+            return self.tokenizer.apply_chat_template(
+                [m.to_openai() for m in messages], tools=list(tools) or None,
+                add_generation_prompt=True, tokenize=False)
+        except Exception as exc:  # jinja raises many types; all mean "template failed"
+            raise ModelError(f"the chat template of {self.name} failed to render these "
+                             f"messages: {exc}") from exc
+
+    def tokenize(self, text: str) -> list[int]:
+        # Templates write BOS themselves where the model wants it (as with llama.cpp).
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def encode(self, messages: Sequence[ChatMessage],
+               tools: Sequence[dict[str, Any]] = ()) -> list[int]:
+        return self.tokenize(self.render(messages, tools))
+
+
+def resolve_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ModelError("device 'cuda' was asked for but torch sees no CUDA GPU: use "
+                         "--device cpu (only for tiny models) or check the NVIDIA driver")
+    if device not in ("cuda", "cpu"):
+        raise ModelError(f"unknown device {device!r}: use auto, cuda or cpu")
+    return device
+
+
+def load_policy(base: str | Path, config: PolicyConfig = PolicyConfig()) -> Policy:
+    """Load ``base`` (a Hugging Face name or folder, or a .gguf file) with fresh LoRA."""
+    import torch
+
+    device = resolve_device(config.device)
+    four_bit = config.load_in_4bit if config.load_in_4bit is not None else device == "cuda"
+    is_gguf = str(base).endswith(".gguf")
+    if four_bit and device != "cuda":
+        raise ModelError("4-bit loading needs a CUDA GPU (bitsandbytes): set "
+                         "load_in_4bit=False to train on the CPU")
+    if four_bit and is_gguf and config.load_in_4bit:
+        raise ModelError(f"{base}: a GGUF base cannot be loaded in 4-bit for training; "
+                         "give its Hugging Face checkpoint instead")
+    torch.manual_seed(config.seed)  # LoRA A matrices start random
+    if device == "cuda" and four_bit and not is_gguf:
+        return _load_unsloth(str(base), config)
+    return _load_peft(base, config, device)
+
+
+def _load_unsloth(base: str, config: PolicyConfig) -> Policy:
+    # Imported first: Unsloth patches transformers and peft as it loads.
+    from unsloth import FastLanguageModel
+
+    model, tokenizer = FastLanguageModel.from_pretrained(
+        model_name=base, max_seq_length=config.max_seq_len, load_in_4bit=True, dtype=None,
+        random_state=config.seed)
+    model = FastLanguageModel.get_peft_model(
+        model, r=config.lora_rank, lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout, target_modules=list(config.target_modules),
+        bias="none", use_gradient_checkpointing="unsloth", random_state=config.seed)
+    return _policy(model, tokenizer, "cuda", config, base, "unsloth")
+
+
+def _load_peft(base: str | Path, config: PolicyConfig, device: str) -> Policy:
+    # On the CPU we use transformers + PEFT, not Unsloth's CPU fallback: Unsloth takes
+    # ~20 s to import there, patches transformers process-wide, and brings no speed-up
+    # without its GPU kernels; PEFT's LoRA layers are the same math, saved the same way.
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    base = Path(base).expanduser() if str(base).endswith(".gguf") else base
+    if isinstance(base, Path):
+        if not base.is_file():
+            raise ModelError(f"model file not found: {base}")
+        where, extra = base.parent, {"gguf_file": base.name}
+    else:
+        where, extra = base, {}
+    dtype = torch.float32 if device == "cpu" else torch.bfloat16
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(where, **extra)
+        model = AutoModelForCausalLM.from_pretrained(where, dtype=dtype, **extra)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"transformers could not load {base}: {exc}") from exc
+    model.to(device)
+    lora = LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha,
+                      lora_dropout=config.lora_dropout,
+                      target_modules=list(config.target_modules), bias="none",
+                      task_type="CAUSAL_LM")
+    model = get_peft_model(model, lora)
+    return _policy(model, tokenizer, device, config, str(base), "peft")
+
+
+def _policy(model: Any, tokenizer: Any, device: str, config: PolicyConfig, base: str,
+            backend: str) -> Policy:
+    if not tokenizer.chat_template:
+        from app.llm.llamacpp import CHATML_TEMPLATE  # llama.cpp falls back to it too
+
+        tokenizer.chat_template = CHATML_TEMPLATE
+    # The generation config says which tokens end a turn (from the GGUF's
+    # tokenizer.ggml.eos_token_id, or the checkpoint's list); the tokenizer's own eos is
+    # the fallback (read from a GGUF, transformers may report <|im_start|> there).
+    eos = getattr(model.generation_config, "eos_token_id", None)
+    if eos is None:
+        eos = tokenizer.eos_token_id
+    eos = set(eos) if isinstance(eos, list) else {eos}
+    return Policy(model=model, tokenizer=tokenizer, device=device, config=config,
+                  name=Path(base).name, backend=backend,
+                  eos_ids=frozenset(i for i in eos if i is not None))
+
+
+# ---------------------------------------------------------------- generation
+
+
+@dataclass(frozen=True)
+class GenerationRecord:
+    """One model call as the policy saw it: what the loss is computed on.
+
+    ``completion_ids`` are the tokens the policy sampled, ending with the end-of-turn
+    token when the model stopped by itself (so training also teaches when to stop), or
+    with the token that completed a stop string. ``text`` is what the stream reported;
+    it equals ``decode(completion_ids, skip_special_tokens=True)`` except that a stop
+    string and what followed it in its last token are cut from the text.
+    """
+
+    prompt_ids: tuple[int, ...]
+    completion_ids: tuple[int, ...]
+    text: str
+    finish_reason: str
+    # log p(token) under the policy at sampling time (temperature 1, no top-p): the
+    # "old" log-probs of the GRPO ratio, equal to sequence_logprobs on the same ids.
+    logprobs: tuple[float, ...]
+
+
+class PolicyChatModel:
+    """deskmate's ``ChatModel`` protocol over a ``Policy``; one call at a time."""
+
+    def __init__(self, policy: Policy, *, name: str | None = None) -> None:
+        self.policy = policy
+        self.records: list[GenerationRecord] = []  # every call, in order
+        self.info = ModelInfo(
+            name=name or policy.name, backend=f"policy ({policy.backend})",
+            context_size=policy.config.max_seq_len,
+            architecture=getattr(policy.model.config, "model_type", ""), path=policy.name)
+        self._lock = threading.Lock()
+        self._rng: Any = None  # torch.Generator for calls without a seed, made lazily
+
+    @property
+    def last_call(self) -> GenerationRecord | None:
+        return self.records[-1] if self.records else None
+
+    def take_records(self) -> list[GenerationRecord]:
+        """The records so far, forgetting them (one rollout's calls)."""
+        out, self.records = self.records, []
+        return out
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.policy.tokenize(text)
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        params: GenerationParams = GenerationParams(),
+        cancel: threading.Event | None = None,
+    ) -> Iterator[StreamEvent]:
+        if params.grammar or params.json_schema:
+            raise ModelError("the training policy samples without grammars or JSON schemas; "
+                             "constrained output is for the llama.cpp models")
+        cancel = cancel or threading.Event()
+        prompt = self.policy.encode(messages, params.tools)
+        limit = self.policy.config.max_seq_len
+        if len(prompt) >= limit:
+            raise ModelError(f"the prompt is {len(prompt):,} tokens but the policy allows "
+                             f"{limit:,} (PolicyConfig.max_seq_len): shorten the task")
+        with self._lock:
+            yield from self._generate(prompt, params, cancel)
+
+    def _generate(self, prompt: list[int], params: GenerationParams,
+                  cancel: threading.Event) -> Iterator[StreamEvent]:
+        import torch
+
+        policy = self.policy
+        clock = TokenClock(time.perf_counter())
+        stops, detok = StopMatcher(params.stop), _Detokenizer(policy.tokenizer)
+        rng = self._generator(params.seed)
+        max_new = min(params.max_tokens, policy.config.max_seq_len - len(prompt))
+        ids: list[int] = []
+        logprobs: list[float] = []
+        finish = "length"
+        model, was_training = policy.model, policy.model.training
+        model.eval()
+        try:
+            with torch.inference_mode():
+                step_input = torch.tensor([prompt], device=policy.device)
+                cache = None
+                while len(ids) < max_new:
+                    if cancel.is_set():
+                        finish = "cancelled"
+                        break
+                    out = model(input_ids=step_input, past_key_values=cache, use_cache=True)
+                    cache = out.past_key_values
+                    logits = out.logits[0, -1].float()
+                    token = _sample(logits, params.temperature, params.top_p, rng)
+                    ids.append(token)
+                    logprobs.append(torch.log_softmax(logits, -1)[token].item())
+                    clock.tick(time.perf_counter())
+                    if token in policy.eos_ids:
+                        finish = "stop"
+                        break
+                    emit, stopped = stops.feed(detok.add(token))
+                    if emit:
+                        yield Delta(emit)
+                    if stopped:
+                        finish = "stop"
+                        break
+                    step_input = torch.tensor([[token]], device=policy.device)
+        finally:
+            model.train(was_training)
+        if not stops.stopped:
+            tail = stops.feed(detok.flush())[0] + stops.flush()
+            if tail:
+                yield Delta(tail)
+        if cancel.is_set():
+            finish = "cancelled"
+        self.records.append(GenerationRecord(
+            prompt_ids=tuple(prompt), completion_ids=tuple(ids), text=stops.text,
+            finish_reason=finish, logprobs=tuple(logprobs)))
+        usage = clock.usage(time.perf_counter(), prompt_tokens=len(prompt), reused_tokens=0,
+                            evaluated_tokens=len(prompt))
+        yield Finished(stops.text, finish, usage)
+
+    def _generator(self, seed: int | None) -> Any:
+        import torch
+
+        if seed is not None:
+            return torch.Generator(self.policy.device).manual_seed(seed)
+        if self._rng is None:  # calls without a seed follow one stream from config.seed
+            self._rng = torch.Generator(self.policy.device).manual_seed(
+                self.policy.config.seed)
+        return self._rng
+
+    def close(self) -> None:
+        pass  # the policy belongs to the caller (training goes on after the rollouts)
+
+
+def _sample(logits: Any, temperature: float, top_p: float, rng: Any) -> int:
+    """Greedy at temperature 0; else temperature, then nucleus (top-p) sampling."""
+    import torch
+
+    if temperature <= 0:
+        return int(logits.argmax())
+    probs = torch.softmax(logits / temperature, -1)
+    if 0 < top_p < 1:
+        sorted_probs, order = probs.sort(descending=True)
+        # Keep the smallest head whose mass reaches top_p (always at least one token).
+        outside = sorted_probs.cumsum(-1) - sorted_probs >= top_p
+        sorted_probs[outside] = 0.0
+        probs = torch.zeros_like(probs).scatter_(-1, order, sorted_probs)
+    return int(torch.multinomial(probs, 1, generator=rng))
+
+
+class _Detokenizer:
+    """Text of a growing token list, piece by piece.
+
+    A character can span tokens (UTF-8 bytes, merged spaces), so each new piece is the
+    difference between decoding a short window with and without the newest tokens,
+    held back while it ends in an incomplete character.
+    """
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.prefix = 0  # window start
+        self.read = 0  # tokens already turned into text
+
+    def add(self, token: int) -> str:
+        self.ids.append(token)
+        return self._advance(final=False)
+
+    def flush(self) -> str:
+        return self._advance(final=True)
+
+    def _advance(self, final: bool) -> str:
+        decode = self.tokenizer.decode
+        before = decode(self.ids[self.prefix:self.read], skip_special_tokens=True)
+        after = decode(self.ids[self.prefix:], skip_special_tokens=True)
+        if len(after) <= len(before) or (after.endswith("\ufffd") and not final):
+            return ""
+        self.prefix, self.read = self.read, len(self.ids)
+        return after[len(before):]
+
+
+# ---------------------------------------------------------------- log-probs
+
+
+def sequence_logprobs(policy: Policy, prompt_ids: Sequence[int],
+                      completion_ids: Sequence[int], *, temperature: float = 1.0) -> Any:
+    """log p(completion token | everything before it), one value per completion token.
+
+    Differentiable (call it with grad enabled for the loss); shape ``[len(completion)]``.
+    """
+    logprobs, mask = batch_logprobs(policy, [prompt_ids], [completion_ids],
+                                    temperature=temperature)
+    return logprobs[0, : int(mask[0].sum())]
+
+
+def batch_logprobs(policy: Policy, prompts: Sequence[Sequence[int]],
+                   completions: Sequence[Sequence[int]], *,
+                   temperature: float = 1.0) -> tuple[Any, Any]:
+    """Per-token log-probs of several completions in one forward pass.
+
+    Returns ``(logprobs, mask)``, both ``[batch, longest completion]``; ``mask`` is 1.0
+    on real completion tokens, 0.0 on padding. Sequences are right-padded, so real
+    tokens never see padding and positions need no correction (a causal model), and
+    only the logits from the earliest completion onwards are computed: the vocabulary
+    projection of long prompts is where the memory would go.
+    """
+    import torch
+
+    if len(prompts) != len(completions) or not prompts:
+        raise ValueError("give one completion per prompt, at least one of each")
+    if any(len(p) == 0 for p in prompts):
+        raise ValueError("every prompt needs at least one token")
+    pad = next(iter(policy.eos_ids), 0)
+    seqs = [list(p) + list(c) for p, c in zip(prompts, completions, strict=True)]
+    width = max(len(s) for s in seqs)
+    if width > policy.config.max_seq_len:
+        raise ValueError(f"a sequence of {width} tokens is longer than max_seq_len "
+                         f"({policy.config.max_seq_len})")
+    input_ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs],
+                             device=policy.device)
+    attention = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs],
+                             device=policy.device)
+    # Position t's logits predict token t + 1: the first needed is the last prompt token's.
+    first = min(len(p) for p in prompts) - 1
+    out = policy.model(input_ids=input_ids, attention_mask=attention,
+                       logits_to_keep=width - first)
+    logits = out.logits[:, -(width - first):].float() / temperature
+    longest = max(len(c) for c in completions)
+    rows = []
+    for row, (p, c) in enumerate(zip(prompts, completions, strict=True)):
+        start = len(p) - 1 - first
+        step = torch.log_softmax(logits[row, start:start + len(c)], -1)
+        target = torch.tensor(list(c), device=policy.device, dtype=torch.long)
+        picked = step.gather(-1, target[:, None])[:, 0]
+        rows.append(torch.nn.functional.pad(picked, (0, longest - len(c))))
+    mask = torch.tensor([[1.0] * len(c) + [0.0] * (longest - len(c)) for c in completions],
+                        device=policy.device)
+    return torch.stack(rows), mask

@@ -1,0 +1,201 @@
+"""The trainable policy on a real model: SmolLM2-135M loaded from its GGUF, on the CPU."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from app.llm.base import (
+    ChatMessage,
+    ChatModel,
+    Delta,
+    Finished,
+    GenerationParams,
+    ModelError,
+    complete,
+)
+
+QUESTION = [ChatMessage("user", "What is the capital of France?")]
+CONVERSATION = [
+    ChatMessage("system", "You are terse."),
+    ChatMessage("user", "List two colours."),
+    ChatMessage("assistant", "Red and blue."),
+    ChatMessage("user", "Another one, with an é?"),
+]
+
+
+@pytest.fixture(scope="module")
+def policy(tiny_model_path):
+    from finetune.policy import PolicyConfig, load_policy
+
+    return load_policy(tiny_model_path, PolicyConfig(device="cpu", max_seq_len=512))
+
+
+@pytest.fixture
+def chat(policy):
+    from finetune.policy import PolicyChatModel
+
+    return PolicyChatModel(policy)
+
+
+def test_config_defaults_and_cpu_refuses_4bit():
+    from finetune.policy import PolicyConfig, load_policy
+
+    config = PolicyConfig()
+    assert (config.lora_rank, config.lora_alpha, config.lora_dropout) == (16, 32, 0.0)
+    assert config.target_modules == ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                     "up_proj", "down_proj")
+    with pytest.raises(ModelError, match="4-bit loading needs a CUDA GPU"):
+        load_policy("any", PolicyConfig(device="cpu", load_in_4bit=True))
+    with pytest.raises(ModelError, match="unknown device"):
+        load_policy("any", PolicyConfig(device="tpu"))
+
+
+@pytest.mark.slow
+def test_policy_is_lora_on_every_projection(policy):
+    assert policy.device == "cpu" and policy.backend == "peft"
+    trainable = [n for n, p in policy.model.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in n for n in trainable)
+    layers = policy.model.config.num_hidden_layers
+    assert len(trainable) == 2 * 7 * layers  # A and B on 7 projections per layer
+    assert policy.eos_ids == {policy.tokenizer.convert_tokens_to_ids("<|im_end|>")}
+
+
+@pytest.mark.slow
+def test_prompt_is_what_llamacpp_renders(policy, tiny_model):
+    """Same template, same token ids as llama.cpp gets from the GGUF."""
+    for messages in (QUESTION, CONVERSATION):
+        text = policy.render(messages)
+        assert text == tiny_model.render(messages)
+        assert text.endswith("<|im_start|>assistant\n")
+        assert policy.encode(messages) == tiny_model.tokenize(text)
+
+
+@pytest.mark.slow
+def test_stream_follows_the_protocol_and_records_ids(policy, chat):
+    assert isinstance(chat, ChatModel)
+    events = list(chat.stream(QUESTION, GenerationParams(max_tokens=40, temperature=0)))
+    assert all(isinstance(e, Delta) for e in events[:-1]) and len(events) > 2
+    finished = events[-1]
+    assert isinstance(finished, Finished) and finished.finish_reason == "stop"
+    assert "".join(e.text for e in events[:-1]) == finished.text
+    assert "Paris" in finished.text
+    record = chat.last_call
+    assert list(record.prompt_ids) == policy.encode(QUESTION)
+    # The end-of-turn token is the policy's own choice: it is part of the completion.
+    assert record.completion_ids[-1] in policy.eos_ids
+    decoded = policy.tokenizer.decode(list(record.completion_ids), skip_special_tokens=True)
+    assert decoded == record.text == finished.text
+    usage = finished.usage
+    assert usage.prompt_tokens == len(record.prompt_ids)
+    assert usage.completion_tokens == len(record.completion_ids)
+    assert chat.take_records() == [record] and chat.records == []
+
+
+@pytest.mark.slow
+def test_greedy_matches_transformers_generate(policy, chat):
+    import torch
+
+    params = GenerationParams(max_tokens=24, temperature=0)
+    finished = complete(chat, CONVERSATION, params)
+    prompt = policy.encode(CONVERSATION)
+    with torch.no_grad():
+        out = policy.model.generate(input_ids=torch.tensor([prompt]), do_sample=False,
+                                    max_new_tokens=24, attention_mask=torch.ones(1, len(prompt)))
+    expected = out[0, len(prompt):].tolist()
+    assert list(chat.last_call.completion_ids) == expected
+    assert finished.text == policy.tokenizer.decode(expected, skip_special_tokens=True)
+
+
+@pytest.mark.slow
+def test_sampling_is_seeded_and_logprobs_match_the_loss(policy, chat):
+    from finetune.policy import sequence_logprobs
+
+    params = GenerationParams(max_tokens=16, temperature=1.0, top_p=0.95, seed=7)
+    first = complete(chat, CONVERSATION, params).text
+    again = complete(chat, CONVERSATION, params).text
+    other = [complete(chat, CONVERSATION, GenerationParams(
+        max_tokens=16, temperature=1.0, seed=s)).text for s in (1, 2, 3)]
+    assert first == again
+    assert len({first, *other}) > 1  # sampling, not greedy
+    record = chat.records[0]
+    recomputed = sequence_logprobs(policy, record.prompt_ids, record.completion_ids)
+    assert recomputed.shape == (len(record.completion_ids),)
+    assert recomputed.detach().tolist() == pytest.approx(list(record.logprobs), abs=1e-4)
+
+
+@pytest.mark.slow
+def test_stop_strings_max_tokens_and_cancel(policy, chat):
+    stopped = complete(chat, QUESTION, GenerationParams(temperature=0, stop=(" Paris",)))
+    assert stopped.finish_reason == "stop" and stopped.text == "The capital of France is"
+    ids = chat.last_call.completion_ids
+    assert policy.tokenizer.decode(list(ids)).startswith(stopped.text + " Paris")
+
+    short = complete(chat, QUESTION, GenerationParams(temperature=0, max_tokens=3))
+    assert short.finish_reason == "length" and len(chat.last_call.completion_ids) == 3
+
+    cancel = threading.Event()
+    texts = []
+    for event in chat.stream(QUESTION, GenerationParams(temperature=0), cancel):
+        if isinstance(event, Delta):
+            texts.append(event.text)
+            cancel.set()
+    assert event.finish_reason == "cancelled" and event.text == "".join(texts)
+    assert 1 <= len(chat.last_call.completion_ids) <= 2
+
+
+@pytest.mark.slow
+def test_refuses_grammars_and_overlong_prompts(chat):
+    with pytest.raises(ModelError, match="without grammars"):
+        list(chat.stream(QUESTION, GenerationParams(grammar='root ::= "a"')))
+    with pytest.raises(ModelError, match="max_seq_len"):
+        list(chat.stream([ChatMessage("user", "word " * 600)]))
+
+
+@pytest.mark.slow
+def test_sequence_logprobs_by_hand_and_batched(policy):
+    import torch
+
+    from finetune.policy import batch_logprobs, sequence_logprobs
+
+    tok = policy.tokenizer
+    prompt = policy.encode(QUESTION)
+    completion = tok("The capital of France is Paris.", add_special_tokens=False)["input_ids"]
+    got = sequence_logprobs(policy, prompt, completion)
+    assert got.requires_grad  # the loss differentiates through it
+    with torch.no_grad():
+        logits = policy.model(input_ids=torch.tensor([prompt + completion])).logits[0]
+    logp = torch.log_softmax(logits.float(), -1)
+    by_hand = [logp[len(prompt) - 1 + i, t].item() for i, t in enumerate(completion)]
+    assert got.tolist() == pytest.approx(by_hand, abs=1e-4)
+    assert max(by_hand) > -0.5  # the greedy answer is likely under the model
+
+    other_prompt = policy.encode(CONVERSATION)
+    other = tok(" Green.", add_special_tokens=False)["input_ids"]
+    batch, mask = batch_logprobs(policy, [prompt, other_prompt], [completion, other])
+    assert batch.shape == mask.shape == (2, len(completion))
+    assert mask[1].tolist() == [1.0] * len(other) + [0.0] * (len(completion) - len(other))
+    assert batch[0].tolist() == pytest.approx(by_hand, abs=1e-4)
+    alone = sequence_logprobs(policy, other_prompt, other)
+    assert batch[1, : len(other)].tolist() == pytest.approx(alone.tolist(), abs=1e-4)
+    assert batch[1, len(other):].abs().sum().item() == 0.0
+
+
+@pytest.mark.slow
+def test_rollout_through_the_agent_loop(policy, chat):
+    from app.agent import events as ev
+    from app.agent.factory import build_agent
+    from app.agent.loop import AgentLimits
+
+    runtime = build_agent(chat, mode="eager",
+                          limits=AgentLimits(max_steps=2, max_tokens=40, temperature=0.7))
+    events = list(runtime.agent.run("Say hello in French."))
+    runtime.close()
+    replies = [e for e in events if isinstance(e, ev.ModelMessage)]
+    records = chat.take_records()
+    assert replies and len(records) == len(replies)
+    for reply, record in zip(replies, records, strict=True):
+        assert reply.text == record.text
+    # The system prompt and the task are prompt ids, never completion ids.
+    assert list(records[0].prompt_ids) == policy.encode(runtime.agent.transcript[:2])
