@@ -129,8 +129,9 @@ def _lora_tensors(model: Any, base: _Base) -> tuple[float, list[tuple[str, Any]]
                               "be written for llama.cpp (not embeddings or other modules)")
         layer, module, part = int(match[1]), match[2], match[3]
         if layer >= base.n_layer:
-            raise ExportError(f"{key}: layer {layer}, but the base has {base.n_layer} "
-                              "layers; export against the GGUF of the model you trained")
+            raise ExportError(f"{key}: layer {layer} is beyond the base model's "
+                              f"{base.n_layer}-layer stack; export against the GGUF of the "
+                              "model you trained")
         pairs.setdefault((layer, module), {})[part] = value.detach().float().cpu().numpy()
     if not pairs:
         raise ExportError("the model has no LoRA weights to export")
