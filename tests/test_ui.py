@@ -1,142 +1,267 @@
-"""The Textual app under run_test(): first run, a streamed answer, cancel, model switch."""
+"""The chat under run_test(): streamed answers, tool calls with approval, cancel, feedback.
+
+The agent is real (app/agent with the eager tool-call mode), the tools come from a
+real MCP server (tests/servers/toy.py), the model is scripted, sessions are recorded
+into a real SQLite store under an isolated DESKMATE_HOME.
+"""
 
 from __future__ import annotations
 
-import time
-
 import pytest
+from conftest import toy_server
+from test_ui_support import (
+    SlowModel,
+    ask,
+    call,
+    events,
+    make_app,
+    ready,
+    scripted,
+    turn_done,
+    wait_for,
+)
+from textual import events as textual_events
 
-from app.config import Config, ModelConfig
-from app.llm import ChatMessage, Delta, Finished, ModelInfo, NoModelConfigured, Usage
-from app.llm.llamacpp import LlamaCppModel
-from app.ui.app import DeskmateApp
-from app.ui.chat import ChatView
-from app.ui.messages import ReplyDelta, ReplyDone
+from app.store import get_session, list_sessions, open_db
+from app.ui import chat as chat_module
+from app.ui.approval import ApprovalScreen, hidden_characters
+from app.ui.blocks import ActionBlock, FeedbackBar, ReplyBlock
+from app.ui.prompt import PromptArea
 
-
-class SlowScriptedModel:
-    """Streams a fixed reply slowly, so a test can cancel it midway."""
-
-    info = ModelInfo(name="scripted", backend="test", context_size=1024)
-
-    def __init__(self) -> None:
-        self.calls: list[list[ChatMessage]] = []
-
-    def stream(self, messages, params=None, cancel=None):
-        self.calls.append(list(messages))
-        sent = []
-        for word in ["one ", "two ", "three ", "four ", "five "] * 20:
-            if cancel is not None and cancel.is_set():
-                yield Finished("".join(sent), "cancelled", Usage(completion_tokens=len(sent)))
-                return
-            sent.append(word)
-            yield Delta(word)
-            time.sleep(0.05)
-        yield Finished("".join(sent), "stop", Usage(completion_tokens=len(sent)))
-
-    def close(self) -> None:
-        pass
+ANSWER = "## Result\n\nThe answer has **bold** text, a list:\n\n- one\n- two\n\nand `code`."
 
 
-async def ask(app, pilot, text: str) -> None:
-    app.query_one("#prompt").value = text
-    await pilot.press("enter")
-
-
-async def wait_idle(app, pilot, timeout: float = 60) -> None:
-    view = app.query_one(ChatView)
-    deadline = time.monotonic() + timeout
-    while (view.busy or view.model is None) and time.monotonic() < deadline:
-        await pilot.pause(0.05)
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def test_first_run_without_a_model_explains_what_to_do():
-    app = DeskmateApp(Config())
-    async with app.run_test() as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        notice = app.query_one(".notice")
-        text = notice.source
-        assert "Welcome to deskmate" in text and "models pull qwen3-4b" in text
-        assert "/model tiny" in text
+async def test_a_streamed_answer_is_rendered_and_recorded(home):
+    app = make_app(scripted(ANSWER, chunk=3))
+    posted = []
+    async with app.run_test(message_hook=posted.append) as pilot:
+        await ready(app, pilot)
+        await ask(app, pilot, "Tell me something")
+        await turn_done(app, pilot)
+        deltas = events(posted, "ModelDelta")
+        assert len(deltas) > 10 and "".join(d.text for d in deltas) == ANSWER
+        answer = app.chat.query_one(ReplyBlock)
+        assert answer.source == ANSWER and answer.has_class("answer")
+        assert app.chat.query_one(FeedbackBar).turn == 1
+        assert "answered" in str(app.chat.query_one("#usage").render())
+        session_id = app.conversation.session_id
+    db = open_db()
+    [summary] = list_sessions(db)
+    assert summary.id == session_id and summary.title == "Tell me something"
+    detail = get_session(db, session_id)
+    assert detail.turns[0].final_answer == ANSWER
+    assert [m.role for m in detail.messages] == ["system", "user", "assistant"]
 
 
 @pytest.mark.slow
-async def test_streams_an_answer_from_the_real_model(tiny_model_path):
-    config = Config(model=ModelConfig(name=str(tiny_model_path), temperature=0.0,
-                                      max_tokens=20, context=1024))
-    posted = []
-    app = DeskmateApp(config)
-    async with app.run_test(message_hook=posted.append) as pilot:
-        await wait_idle(app, pilot)
-        assert isinstance(app.model, LlamaCppModel)
-        await ask(app, pilot, "What is the capital of France?")
-        await wait_idle(app, pilot)
-        deltas = [m.text for m in posted if isinstance(m, ReplyDelta)]
-        done = [m for m in posted if isinstance(m, ReplyDone)]
-        assert len(deltas) > 1 and len(done) == 1
-        assert "".join(deltas) == done[0].result.text
-        reply = app.query_one(".assistant")
-        assert reply.source == done[0].result.text
-        view = app.query_one(ChatView)
-        assert [m.role for m in view.history] == ["user", "assistant"]
-        assert "generated" in str(app.query_one("#usage").render())
-        # A follow-up reuses the KV cache of the first exchange.
-        await ask(app, pilot, "And of Italy?")
-        await wait_idle(app, pilot)
-        second = [m for m in posted if isinstance(m, ReplyDone)][-1].result.usage
-        assert second.reused_tokens >= done[0].result.usage.prompt_tokens
-
-
-async def test_escape_cancels_the_reply():
-    scripted = SlowScriptedModel()
-    app = DeskmateApp(Config(), model_factory=lambda config, spec: scripted)
+async def test_approve_a_tool_call(home):
+    model = scripted(call("toy__add", a=20, b=22), "The sum is 42.")
+    app = make_app(model, servers=[toy_server()])
     posted = []
     async with app.run_test(message_hook=posted.append) as pilot:
-        await wait_idle(app, pilot)
-        await ask(app, pilot, "count")
-        await pilot.pause(0.3)
-        await pilot.press("escape")
-        await wait_idle(app, pilot)
-        done = [m for m in posted if isinstance(m, ReplyDone)]
-        assert done[-1].result.finish_reason == "cancelled"
-        assert done[-1].result.usage.completion_tokens < 100
-        assert app.query_one(".assistant").has_class("cancelled")
-        assert "cancelled" in str(app.query_one("#usage").render())
+        await ready(app, pilot)
+        await ask(app, pilot, "What is 20 + 22?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="approval")
+        block = app.chat.query_one(ActionBlock)
+        assert block.status == "waiting"
+        text = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        assert "toy.add" in text and '"a": 20' in text
+        await pilot.press("y")
+        await turn_done(app, pilot)
+        assert block.status == "ok" and block.preview == "42" and block.duration is not None
+        assert app.chat.query_one(".answer", ReplyBlock).source == "The sum is 42."
+        decided = events(posted, "ToolApprovalDecided")
+        assert [(d.decision, d.decided_by) for d in decided] == [("allow_once", "user")]
+        session_id = app.conversation.session_id
+    [tool_call] = get_session(open_db(), session_id).tool_calls
+    assert (tool_call.approval, tool_call.result, tool_call.is_error) == ("allow_once", "42",
+                                                                          False)
 
 
-async def test_model_command_switches_model():
-    scripted = SlowScriptedModel()
-    asked = []
-
-    def factory(config, spec):
-        asked.append(spec)
-        if spec is None:
-            raise NoModelConfigured()
-        return scripted
-
-    app = DeskmateApp(Config(), model_factory=factory)
+@pytest.mark.slow
+async def test_deny_a_tool_call(home):
+    model = scripted(call("toy__add", a=1, b=2), "I was not allowed to add.")
+    app = make_app(model, servers=[toy_server()])
     async with app.run_test() as pilot:
-        await app.workers.wait_for_complete()
-        await ask(app, pilot, "/model tiny")
-        await wait_idle(app, pilot)
-        assert asked == [None, "tiny"]
-        assert app.model is scripted and app.sub_title == "scripted"
+        await ready(app, pilot)
+        await ask(app, pilot, "add 1 and 2")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="approval")
+        await pilot.press("n")
+        await turn_done(app, pilot)
+        block = app.chat.query_one(ActionBlock)
+        assert block.status == "denied" and block.has_class("-denied")
+        # The model saw the denial as the tool's result.
+        assert "denied" in model.calls[1][-1].content
+        assert model.calls[1][-1].role == "tool"
 
 
-async def test_a_failing_model_is_shown_not_fatal():
+@pytest.mark.slow
+async def test_allow_tool_then_trust_server(home):
+    """The toy's tools carry no annotations, so MCP counts them destructive: allowing
+    the tool for the session still asks next time; trusting the server does not."""
+    model = scripted(call("toy__add", a=1, b=2), "3", call("toy__add", a=3, b=4), "7",
+                     call("toy__add", a=5, b=6), "11")
+    app = make_app(model, servers=[toy_server()])
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        for question, key in (("add 1 and 2", "a"), ("add 3 and 4", "t")):
+            await ask(app, pilot, question)
+            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what=key)
+            await pilot.press(key)
+            await turn_done(app, pilot)
+        await ask(app, pilot, "add 5 and 6")
+        await turn_done(app, pilot)
+        blocks = list(app.chat.query(ActionBlock))
+        assert [(b.status, b.preview) for b in blocks] == [("ok", "3"), ("ok", "7"),
+                                                           ("ok", "11")]
+        assert "toy" in app.conversation.policy.trusted_servers
+
+
+async def test_escape_cancels_the_turn(home):
+    model = SlowModel()
+    app = make_app(model)
+    posted = []
+    async with app.run_test(message_hook=posted.append) as pilot:
+        await ready(app, pilot)
+        await ask(app, pilot, "count")
+        await wait_for(pilot, lambda: len(events(posted, "ModelDelta")) > 5, what="deltas")
+        await pilot.press("escape")
+        await turn_done(app, pilot)
+        [finished] = events(posted, "TurnFinished")
+        assert finished.status == "cancelled" and model.cancelled.is_set()
+        assert app.chat.query_one(ReplyBlock).has_class("cancelled")
+        assert "cancelled" in str(app.chat.query_one("#usage").render())
+        # The app is usable again.
+        assert not app.chat.busy
+
+
+@pytest.mark.slow
+async def test_cancel_while_the_approval_dialog_is_open(home):
+    model = scripted(call("toy__add", a=1, b=2), "unused")
+    app = make_app(model, servers=[toy_server()])
+    posted = []
+    async with app.run_test(message_hook=posted.append) as pilot:
+        await ready(app, pilot)
+        await ask(app, pilot, "add")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="approval")
+        app.action_cancel()
+        await turn_done(app, pilot)
+        assert not isinstance(app.screen, ApprovalScreen)
+        assert events(posted, "TurnFinished")[0].status == "cancelled"
+        assert app.chat.query_one(ActionBlock).status in ("denied", "cancelled")
+
+
+def test_hidden_characters_are_named():
+    assert hidden_characters("plain text\n") == []
+    found = hidden_characters("rm\u200b -rf \u202e/ \U000e0041")
+    assert [f.split()[0] for f in found] == ["U+200B", "U+202E", "U+E0041"]
+
+
+async def test_prompt_history_and_multiline_paste(home):
+    app = make_app(scripted("one", "two", "three"))
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        prompt = app.chat.query_one(PromptArea)
+        await ask(app, pilot, "first")
+        await turn_done(app, pilot)
+        app.post_message(textual_events.Paste("line one\nline two"))  # as the terminal does
+        await pilot.pause()
+        assert prompt.text == "line one\nline two"
+        await pilot.press("enter")  # Enter sends; the pasted newline stayed in the text
+        await turn_done(app, pilot)
+        assert app.conversation.transcript[3].content == "line one\nline two"
+        prompt.load_text("draft")
+        await pilot.press("up")  # on the first line: the previous prompt
+        assert prompt.text == "line one\nline two"
+        await pilot.press("up")  # cursor is on the first line again: one further back
+        assert prompt.text == "first"
+        await pilot.press("down", "down", "down")
+        assert prompt.text == "draft"
+        await pilot.press("ctrl+j")
+        assert prompt.text.count("\n") == 1
+
+
+async def test_thumbs_are_stored_as_feedback(home):
+    app = make_app(scripted("An answer."))
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        await ask(app, pilot, "q")
+        await turn_done(app, pilot)
+        await pilot.click("#down")
+        bar = app.chat.query_one(FeedbackBar)
+        await wait_for(pilot, lambda: bar.rating == -1, what="the rating")
+        session_id = app.conversation.session_id
+    [feedback] = get_session(open_db(), session_id).feedback
+    assert (feedback.turn, feedback.rating) == (1, -1)
+
+
+async def test_long_sessions_keep_a_bounded_number_of_widgets(home, monkeypatch):
+    monkeypatch.setattr(chat_module, "MAX_BLOCKS", 10)
+    app = make_app(scripted(*[f"answer {i}" for i in range(8)], chunk=50))
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        for i in range(8):
+            await ask(app, pilot, f"question {i}")
+            await turn_done(app, pilot)
+        transcript = app.chat.query_one("#transcript")
+        assert len(transcript.children) == 11  # the banner and the newest ten blocks
+        assert app.chat.hidden == 14 and app.chat.query_one("#hidden").display
+        assert app.chat.query(ReplyBlock).last().source == "answer 7"
+
+
+async def test_new_session_starts_fresh(home):
+    model = scripted("first answer", "second answer")
+    app = make_app(model)
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        await ask(app, pilot, "one")
+        await turn_done(app, pilot)
+        first = app.conversation.session_id
+        await pilot.press("ctrl+n")
+        await ready(app, pilot)
+        assert not app.chat.query(ReplyBlock)
+        await ask(app, pilot, "two")
+        await turn_done(app, pilot)
+        assert app.conversation.session_id != first
+        assert [m.role for m in model.calls[1]] == ["system", "user"]
+
+
+async def test_a_failing_model_is_shown_not_fatal(home):
     def factory(config, spec):
         from app.llm import ModelError
 
         raise ModelError("/tmp/x.gguf is not a GGUF model file")
 
+    from app.config import Config
+    from app.ui.app import DeskmateApp
+
     app = DeskmateApp(Config(), model_factory=factory)
     async with app.run_test() as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert "not a GGUF model file" in app.query_one(".notice").source
-        assert app.is_running
+        await wait_for(pilot, lambda: app.chat.query(".notice"), what="the notice")
+        assert "not a GGUF model file" in app.chat.query_one(".notice").source
+        await ask(app, pilot, "hello?")
+        assert app.is_running and not app.chat.busy
 
 
+async def test_model_command_switches_model(home):
+    asked = []
+    model = scripted("hi")
+
+    def factory(config, spec):
+        from app.llm import NoModelConfigured
+
+        asked.append(spec)
+        if spec is None:
+            raise NoModelConfigured()
+        return model
+
+    from app.config import Config
+    from app.ui.app import DeskmateApp
+
+    app = DeskmateApp(Config(), model_factory=factory, mode="eager")
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: asked, what="the first load")
+        await pilot.press("escape")  # close the first-run dialog
+        await ask(app, pilot, "/model tiny")
+        await ready(app, pilot)
+        assert asked == [None, "tiny"] and app.model is model and app.sub_title == "scripted"

@@ -1,61 +1,126 @@
-"""``DeskmateApp``: the chat app. Loads the model in a worker, hosts the chat view."""
+"""``DeskmateApp``: screens, key bindings, the model, the MCP hub and the agent.
+
+Start-up runs two workers side by side (load the model, connect the MCP servers); when
+both are done a third builds the agent. Workers post typed messages only, and
+``on_worker_state_changed`` is the one place a failed worker becomes an error.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Iterable
+from functools import partial
 from importlib.resources import files
+from pathlib import Path
+from typing import Any
 
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.widgets import Footer, Header
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from app.config import Config
 from app.llm import ChatModel, ModelError, NoModelConfigured, open_model
-from app.ui.chat import ChatView
-from app.ui.messages import ModelFailed, ModelReady
+from app.ui.approval import ApprovalScreen, UiApprover
+from app.ui.chat import ChatScreen, ChatView
+from app.ui.conversation import Conversation
+from app.ui.messages import (
+    AgentReady,
+    ApprovalAsked,
+    ConfigChanged,
+    HubChanged,
+    HubStarted,
+    ModelFailed,
+    ModelReady,
+    SessionResumed,
+)
+from app.ui.model_workers import ModelWorkers
 
 ModelFactory = Callable[[Config, str | None], ChatModel]
 
 
-class DeskmateApp(App[None]):
-    """The deskmate app.
+def _screen(name: str) -> Callable[[], Screen]:
+    """Screens other than the chat are imported when first opened (fast start-up)."""
+    def make() -> Screen:
+        import importlib
+
+        module, cls = {"sessions": ("app.ui.sessions", "SessionsScreen"),
+                       "servers": ("app.ui.servers", "ServersScreen"),
+                       "models": ("app.ui.models", "ModelsScreen"),
+                       "finetune": ("app.ui.finetune", "FinetuneScreen")}[name]
+        return getattr(importlib.import_module(module), cls)()
+    return make
+
+
+class DeskmateApp(ModelWorkers, App[None]):
+    """The deskmate app. Every binding has an id: `[keys]` in the config remaps it.
 
     | Key | Action |
     | :- | :- |
-    | escape | Cancel the reply being generated. |
+    | f1 | Help: every key. |
+    | f2 / f3 / f4 / f5 / f6 | Sessions / servers / models / finetune / chat. |
+    | ctrl+n | New session. |
+    | escape | Cancel the running turn; on another screen, back to the chat. |
+    | ctrl+t | Light / dark theme. |
     | ctrl+q | Quit. |
     """
 
     TITLE = "deskmate"
     CSS_PATH = str(files("assets").joinpath("app.tcss"))
+    MODES = {"sessions": _screen("sessions"),
+             "servers": _screen("servers"), "models": _screen("models"),
+             "finetune": _screen("finetune")}
     BINDINGS = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("f1", "help", "Help", id="help"),
+        Binding("f2", "open('sessions')", "Sessions", id="sessions"),
+        Binding("f3", "open('servers')", "Servers", id="servers"),
+        Binding("f4", "open('models')", "Models", id="models"),
+        Binding("f5", "open('finetune')", "Finetune", id="finetune"),
+        Binding("f6", "open('chat')", "Chat", id="chat"),
+        Binding("ctrl+n", "new_session", "New", id="new_session"),
+        Binding("escape", "cancel", "Cancel", id="cancel"),
+        Binding("ctrl+t", "toggle_theme", "Theme", show=False, id="toggle_theme"),
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="quit"),
     ]
 
     def __init__(self, config: Config, model_spec: str | None = None,
-                 model_factory: ModelFactory = open_model) -> None:
+                 model_factory: ModelFactory = open_model, *, config_path: Path | None = None,
+                 mode: str = "code", record: bool = True) -> None:
         super().__init__()
         self.config = config
+        self.config_path = config_path
         self.model_spec = model_spec
         self.model_factory = model_factory
         self.model: ChatModel | None = None
+        self.hub: Any = None
+        self._hub_ready = False
+        self.approver = UiApprover(self.post_message)
+        self.conversation = Conversation(config, self.approver, mode=mode, record=record)
+        self._approval: ApprovalScreen | None = None
+        self.chat_screen = ChatScreen()
+        self.add_mode("chat", lambda: self.chat_screen)
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield ChatView(self.config)
-        yield Footer()
+    # ---------------------------------------------------------------- start-up
 
     def on_mount(self) -> None:
         if self.config.ui.theme in self.available_themes:
             self.theme = self.config.ui.theme
+        self.apply_keymap()
+        self.switch_mode("chat")
         self.load_model(self.model_spec)
+        self.start_hub()
+
+    def apply_keymap(self) -> None:
+        keys = dataclasses.asdict(self.config.keys)
+        self.set_keymap({name: value for name, value in keys.items() if value})
+
+    @property
+    def chat(self) -> ChatView:
+        return self.chat_screen.query_one(ChatView)
 
     @work(thread=True, exclusive=True, group="model", exit_on_error=False)
     def load_model(self, spec: str | None) -> None:
-        self.call_from_thread(self.query_one(ChatView).set_status, "loading model …")
         try:
             model = self.model_factory(self.config, spec)
         except NoModelConfigured as exc:
@@ -64,30 +129,167 @@ class DeskmateApp(App[None]):
         except ModelError as exc:
             self.post_message(ModelFailed(str(exc)))
             return
-        self.post_message(ModelReady(model))
+        self.post_message(ModelReady(model, spec))
+
+    @work(thread=True, exclusive=True, group="hub", exit_on_error=False)
+    def start_hub(self) -> None:
+        from app.toolspace import open_hub
+
+        old, self.hub = self.hub, None
+        if old is not None:
+            old.close()
+        hub = open_hub(self.config, on_change=lambda state: self.post_message(HubChanged(state)))
+        self.post_message(HubStarted(hub.start()))
+        self.hub = hub
+
+    @work(thread=True, exclusive=True, group="agent", exit_on_error=False)
+    def build_agent(self) -> None:
+        assert self.model is not None
+        self.post_message(AgentReady(self.conversation.build(self.model, self.hub)))
 
     def on_model_ready(self, message: ModelReady) -> None:
-        if self.model is not None:
+        if self.model is not None and self.model is not message.model:
             self.model.close()
         self.model = message.model
-        self.query_one(ChatView).model = message.model
         self.sub_title = message.model.info.name
+        self.chat.set_status(f"{message.model.info.name} loaded · connecting tools …"
+                             if not self._hub_ready else f"{message.model.info.name} loaded")
+        if self._hub_ready:
+            self.build_agent()
+
+    def on_hub_started(self, message: HubStarted) -> None:
+        self._hub_ready = True
+        broken = [s for s in message.states if s.status != "ready"]
+        for state in broken:
+            self.notify(f"MCP server {state.name} is {state.status}: "
+                        f"{state.error.splitlines()[0] if state.error else ''}",
+                        severity="warning", timeout=8)
+        if self.model is not None:
+            self.build_agent()
+
+    def on_agent_ready(self, message: AgentReady) -> None:
+        tools = len(self.conversation.runtime.catalog) if self.conversation.runtime else 0
+        self.chat.set_status(f"{self.model.info.name if self.model else ''} · "
+                             f"{self.conversation.active_mode} mode · {tools} tools · ready")
+        if message.warning:
+            self.notify(message.warning, severity="warning", timeout=10)
 
     def on_model_failed(self, message: ModelFailed) -> None:
-        self.query_one(ChatView).show_problem(message.error, first_run=message.first_run)
+        from app.ui.blocks import Notice
+
+        self.chat.set_status("no model")
+        if message.first_run:
+            from app.ui.first_run import FirstRunScreen
+
+            self.push_screen(FirstRunScreen())
+            self.chat.add(Notice("## Welcome to deskmate\n\nNo model is set up yet: F4 opens "
+                                 "the models, or type `/model tiny` to try the small "
+                                 "offline one.", "info"))
+        else:
+            self.chat.add(Notice(f"## The model could not be loaded\n\n{message.error}",
+                                 "error"))
 
     def on_chat_view_switch_model(self, message: ChatView.SwitchModel) -> None:
+        self.chat.set_status(f"loading {message.spec} …")
         self.load_model(message.spec)
 
-    def action_cancel(self) -> None:
-        self.query_one(ChatView).cancel()
+    # ---------------------------------------------------------------- events from workers
+
+    def on_approval_asked(self, message: ApprovalAsked) -> None:
+        pending = message.pending
+
+        def answered(decision: str | None) -> None:
+            self._approval = None
+            pending.answer(decision or "deny")
+
+        self._approval = ApprovalScreen(pending.request)
+        self.push_screen(self._approval, answered)
+
+    def on_hub_changed(self, message: HubChanged) -> None:
+        if self.current_mode == "servers":
+            self.screen.post_message(message)
+
+    def on_config_changed(self, message: ConfigChanged) -> None:
+        self.config = message.config
+        self.conversation.config = message.config
+        self.apply_keymap()
+        if message.note:
+            self.notify(message.note)
+        if message.restart_hub:
+            self._hub_ready = False
+            self.start_hub()
+        if message.reload_model:
+            self.chat.set_status("loading the model …")
+            self.model_spec = None  # the config now names the model to use
+            self.load_model(None)
+
+    def on_session_resumed(self, message: SessionResumed) -> None:
+        self.switch_mode("chat")
+        self.chat.show_resumed(message.resumed, message.detail)
+        if self.model is not None and self._hub_ready:
+            self.build_agent()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place where an unexpected worker failure becomes a visible error."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.notify(str(event.worker.error), title="Something failed",
+            error = event.worker.error
+            self.notify(f"{type(error).__name__}: {error}", title="Something failed",
                         severity="error", timeout=10)
 
+    # ---------------------------------------------------------------- actions
+
+    def action_open(self, mode: str) -> None:
+        self.switch_mode(mode)
+
+    def action_help(self) -> None:
+        from app.ui.help import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def action_cancel(self) -> None:
+        if self.chat.cancel():
+            if self._approval is not None:
+                self._approval.dismiss("deny")
+        elif self.current_mode != "chat":
+            self.switch_mode("chat")
+
+    def action_new_session(self) -> None:
+        if self.chat.busy:
+            self.notify("A turn is running: Esc cancels it first.", severity="warning")
+            return
+        self.conversation.new_session()
+        self.chat.clear()
+        self.switch_mode("chat")
+        if self.model is not None and self._hub_ready:
+            self.build_agent()
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for title, help_text, action in _COMMANDS:
+            yield SystemCommand(title, help_text, partial(self.call_next, self.run_action, action))
+
     def on_unmount(self) -> None:
+        self.approver.cancel.set()  # a turn waiting for an approval ends (denied)
+        self.conversation.close()
+        if self.hub is not None:
+            self.hub.close()
         if self.model is not None:
             self.model.close()
+
+
+_COMMANDS = [
+    ("Chat", "Back to the conversation", "open('chat')"),
+    ("New session", "Start a fresh conversation", "new_session"),
+    ("Cancel turn", "Stop the running turn", "cancel"),
+    ("Sessions", "List, search, resume, rename, delete and export sessions",
+     "open('sessions')"),
+    ("MCP servers", "Status, tools, add, import, enable, restart, test", "open('servers')"),
+    ("Models", "Choose, download and configure models", "open('models')"),
+    ("Finetune", "Finetuning runs and their progress", "open('finetune')"),
+    ("Help", "Every key binding", "help"),
+    ("Toggle light/dark theme", "Switch between textual-light and textual-dark",
+     "toggle_theme"),
+]

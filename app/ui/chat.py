@@ -1,149 +1,319 @@
-"""``ChatView``: the transcript, the prompt input and the usage line.
+"""``ChatScreen`` and ``ChatView``: the conversation with the agent.
 
-Replies stream into a Markdown widget through ``Markdown.get_stream`` (appends
-fragments and re-renders once at the end, not per token) while the transcript stays
-anchored to the bottom. Generation runs in a thread worker that only posts messages.
+A turn runs in a thread worker that iterates ``Conversation.run`` and only posts
+``AgentEventPosted`` messages; the handlers below turn them into transcript blocks.
+The model's text streams through ``Markdown.get_stream`` into an anchored scroll view
+and is rendered once in full when the model call ends (not once per token). Old blocks
+are unmounted past ``MAX_BLOCKS``: the full session stays in the store.
 """
 
 from __future__ import annotations
 
+import re
 import threading
+from collections import deque
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Input, Markdown, Static
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Header, Markdown, Static
 
-from app.config import Config
-from app.llm.base import ChatMessage, ChatModel, Delta, GenerationParams
-from app.ui.messages import ReplyDelta, ReplyDone
+from app.agent import events as ev
+from app.ui.blocks import ActionBlock, FeedbackBar, Notice, ReplyBlock, UserBlock, short_args
+from app.ui.messages import AgentEventPosted, FeedbackStored, TurnEnded
+from app.ui.prompt import PromptArea
+
+MAX_BLOCKS = 200
+RESUME_TURNS = 40  # turns redrawn when a session is resumed
+_TOOL_CALL = re.compile(r"<tool_call>.*?(</tool_call>|$)", re.S)
+_STOPS = {"max_steps": "it used every step it may take", "max_tool_calls": "the tool call "
+          "limit was reached", "repetition": "it kept repeating the same code",
+          "timeout": "the turn ran out of time", "error": "an error stopped it"}
 
 
 class ChatView(Vertical):
-    """A conversation with the model (no tools yet)."""
+    """The transcript, the usage line and the prompt."""
 
     class SwitchModel(Message):
-        """The user asked for another model with ``/model SPEC``."""
+        """The user typed ``/model SPEC``."""
 
         def __init__(self, spec: str) -> None:
             self.spec = spec
             super().__init__()
 
-    model: reactive[ChatModel | None] = reactive(None, init=False)
-    """The model replies come from; None until one is loaded."""
     busy: reactive[bool] = reactive(False, init=False)
-    """True while a reply is being generated."""
+    """True while a turn runs."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.config = config
-        self.history: list[ChatMessage] = []
         self._cancel = threading.Event()
+        self._reply: ReplyBlock | None = None
         self._stream = None
-        self._reply: Markdown | None = None
+        self._actions: dict[str, ActionBlock] = {}
+        self._denied: set[str] = set()
+        self._tools_since_observation = 0
+        self.turn = 0
+        self.hidden = 0  # blocks unmounted to keep long sessions light
+        self._blocks: deque[Widget] = deque()  # mounted blocks, oldest first
 
     def compose(self) -> ComposeResult:
-        yield VerticalScroll(id="transcript")
+        yield VerticalScroll(Static("", id="hidden"), id="transcript")
         yield Static("", id="usage")
-        yield Input(placeholder="Ask anything · /model NAME|PATH to switch · Esc cancels",
-                    id="prompt")
+        yield PromptArea(id="prompt", placeholder="Ask anything · Enter sends · ctrl+j new "
+                         "line · /model NAME|PATH · /new · Esc cancels")
 
     def on_mount(self) -> None:
         self.query_one("#transcript", VerticalScroll).anchor()
-        self.query_one("#prompt", Input).focus()
+        self.query_one("#hidden").display = False
+        self.query_one(PromptArea).focus()
+
+    # ---------------------------------------------------------------- input
+
+    @on(PromptArea.Submitted)
+    def submit(self, event: PromptArea.Submitted) -> None:
+        text = event.text.strip()
+        if text.startswith("/model"):
+            if spec := text.removeprefix("/model").strip():
+                self.post_message(self.SwitchModel(spec))
+            return
+        if text == "/new":
+            self.app.action_new_session()  # type: ignore[attr-defined]
+            return
+        if self.busy:
+            self.notify("Still working — press Esc to cancel first.", severity="warning")
+            return
+        conversation = self.app.conversation  # type: ignore[attr-defined]
+        if conversation.runtime is None:
+            self.notify("No model loaded yet: F4 opens the models, or type /model NAME|PATH.",
+                        severity="warning")
+            return
+        self.add(UserBlock(text))
+        self.busy = True
+        self._cancel = threading.Event()
+        self.app.approver.cancel = self._cancel  # type: ignore[attr-defined]
+        self.set_status("thinking …")
+        self.run_turn(conversation, text, self._cancel)
+
+    def cancel(self) -> bool:
+        if self.busy and not self._cancel.is_set():
+            self._cancel.set()
+            self.set_status("cancelling …")
+            return True
+        return False
+
+    @work(thread=True, exclusive=True, group="turn", exit_on_error=False)
+    def run_turn(self, conversation, text: str, cancel: threading.Event) -> None:
+        try:
+            for event in conversation.run(text, cancel):
+                self.post_message(AgentEventPosted(event))
+        finally:  # a crash still ends the turn; the app's worker handler shows the error
+            self.post_message(TurnEnded())
+
+    # ---------------------------------------------------------------- blocks
+
+    def add(self, *widgets: Widget) -> None:
+        self.query_one("#transcript", VerticalScroll).mount_all(widgets)
+        self._blocks.extend(widgets)
+        if len(self._blocks) > MAX_BLOCKS:
+            while len(self._blocks) > MAX_BLOCKS:
+                self._blocks.popleft().remove()
+                self.hidden += 1
+            banner = self.query_one("#hidden", Static)
+            banner.update(f"{self.hidden} earlier blocks are not shown here; the whole "
+                          "session is in Sessions (F2).")
+            banner.display = True
+
+    def clear(self) -> None:
+        while self._blocks:
+            self._blocks.popleft().remove()
+        self.hidden = 0
+        self.query_one("#hidden").display = False
+        self._actions.clear()
+        self._reply = None
+
+    def show_resumed(self, resumed, detail) -> None:
+        """Redraw a recorded session: questions, tool calls and answers of recent turns."""
+        self.clear()
+        ratings = {f.turn: f.rating for f in detail.feedback}
+        turns = detail.turns[-RESUME_TURNS:]
+        self.hidden = len(detail.turns) - len(turns)
+        blocks: list[Widget] = []
+        for turn in turns:
+            blocks.append(UserBlock(turn.user_message))
+            for call in (c for c in detail.tool_calls if c.turn == turn.turn):
+                block = ActionBlock("tool", f"{call.server}.{call.tool}"
+                                    f"({short_args(call.arguments)})", "", key=call.call_id)
+                status = "denied" if call.approval == "deny" else (
+                    "error" if call.is_error else "ok")
+                block.finish(status, call.result or "", call.duration_s or 0.0)
+                blocks.append(block)
+            if turn.final_answer:
+                blocks.append(ReplyBlock(turn.final_answer, step=-1, classes="answer"))
+                bar = FeedbackBar(turn.turn)
+                bar.set_reactive(FeedbackBar.rating, ratings.get(turn.turn, 0))
+                blocks.append(bar)
+        self.add(*blocks)
+        if self.hidden:
+            banner = self.query_one("#hidden", Static)
+            banner.update(f"{self.hidden} earlier turns are not shown here.")
+            banner.display = True
+        self.turn = resumed.next_turn - 1
+        title = resumed.summary.title or resumed.summary.id
+        self.set_status(f"resumed {title} · {len(resumed.transcript)} messages")
 
     def set_status(self, text: str) -> None:
         self.query_one("#usage", Static).update(text)
 
-    def watch_model(self, model: ChatModel | None) -> None:
-        if model is not None:
-            info = model.info
-            self.set_status(f"{info.name} · {info.backend} · context {info.context_size:,}"
-                            + (" · GPU" if info.gpu_offload else ""))
+    async def on_agent_event_posted(self, message: AgentEventPosted) -> None:
+        message.stop()
+        e = message.event
+        handler = getattr(self, f"_on_{type(e).__name__}", None)
+        if handler is not None:
+            await handler(e)
 
-    def show_problem(self, error: str, first_run: bool = False) -> None:
-        if first_run:
-            title = "Welcome to deskmate"
-            head, _, rest = error.partition("\n")
-            body = (f"{head[0].upper()}{head[1:]}\n\n```text\n{rest}\n```\n\n"
-                    "Or type `/model tiny` below to try the small offline model now.")
-        else:
-            title = "The model could not be loaded"
-            body = error
-        self._add(Markdown(f"## {title}\n\n{body}", classes="notice"))
-        self.set_status("no model")
+    async def _on_TurnStarted(self, e: ev.TurnStarted) -> None:
+        self.turn = e.turn
+        self._actions.clear()
+        self._denied.clear()
 
-    @on(Input.Submitted, "#prompt")
-    def submit(self, event: Input.Submitted) -> None:
-        text = event.value.strip()
-        if not text:
-            return
-        event.input.clear()
-        if text.startswith("/model"):
-            spec = text.removeprefix("/model").strip()
-            if spec:
-                self.post_message(self.SwitchModel(spec))
-            return
-        if self.busy:
-            self.notify("Still answering — press Esc to cancel first.", severity="warning")
-            return
-        if self.model is None:
-            self.notify("No model loaded yet: use /model NAME|PATH.", severity="warning")
-            return
-        self._add(Static(text, classes="user"))
-        self._reply = Markdown("", classes="assistant")
-        self._add(self._reply)
-        self._stream = Markdown.get_stream(self._reply)
-        self.history.append(ChatMessage("user", text))
-        self.busy = True
-        self._cancel = threading.Event()
-        self.generate(self.model, list(self.history), self._cancel)
+    async def _on_ModelDelta(self, e: ev.ModelDelta) -> None:
+        if self._reply is None or self._reply.step != e.step:
+            await self._end_stream()
+            self._reply = ReplyBlock(step=e.step)
+            self.add(self._reply)
+            self._stream = Markdown.get_stream(self._reply)
+        await self._stream.write(e.text)
 
-    def _add(self, widget) -> None:
-        self.query_one("#transcript", VerticalScroll).mount(widget)
+    async def _on_ModelMessage(self, e: ev.ModelMessage) -> None:
+        await self._end_stream()
+        if self._reply is not None and self._reply.step == e.step:
+            shown = _TOOL_CALL.sub("", e.text).strip()
+            if shown:
+                await self._reply.update(shown)  # the one full render of this reply
+            else:
+                await self._reply.remove()
+                self._reply = None
+        u = e.usage
+        reused = f" ({u.reused_tokens:,} reused)" if u.reused_tokens else ""
+        speed = f" · {u.decode_tps:.0f} tok/s" if u.decode_tps else ""
+        self.set_status(f"step {e.step} · {u.prompt_tokens:,} prompt{reused} · "
+                        f"{u.completion_tokens:,} generated{speed}")
 
-    @work(thread=True, exclusive=True, group="generate", exit_on_error=False)
-    def generate(self, model: ChatModel, messages: list[ChatMessage],
-                 cancel: threading.Event) -> None:
-        cfg = self.config.model
-        params = GenerationParams(max_tokens=cfg.max_tokens, temperature=cfg.temperature,
-                                  seed=cfg.seed if cfg.seed >= 0 else None)
-        try:
-            for event in model.stream(messages, params, cancel):
-                if isinstance(event, Delta):
-                    self.post_message(ReplyDelta(event.text))
-                else:
-                    self.post_message(ReplyDone(event))
-        finally:
-            # A failure still ends the turn; the app's worker handler shows the error.
-            if not cancel.is_set():
-                cancel.set()
+    async def _on_CodeAction(self, e: ev.CodeAction) -> None:
+        if self._reply is not None and self._reply.step == e.step:
+            if e.thought.strip():
+                await self._reply.update(e.thought)
+            else:
+                await self._reply.remove()
+                self._reply = None
+        first = next((line for line in e.code.splitlines() if line.strip()), "")
+        block = ActionBlock("code", f"python · {first.strip()[:60]}", e.code, key=f"{e.step}")
+        self._actions[f"code{e.step}"] = block
+        self.add(block)
+        block.status = "running"
 
-    async def on_reply_delta(self, message: ReplyDelta) -> None:
-        if self._stream is not None:
-            await self._stream.write(message.text)
+    async def _on_Observation(self, e: ev.Observation) -> None:
+        status = "ok" if e.status == "ok" else "error"
+        block = self._actions.get(f"code{e.step}")
+        if block is None and self._tools_since_observation == 0:
+            label = "reply format corrected" if status == "error" else "observation"
+            block = ActionBlock("code", label, "", key=f"{e.step}")
+            self.add(block)
+        self._tools_since_observation = 0
+        if block is not None:
+            block.finish(status, e.content.removeprefix("Output:\n"), e.duration_s)
 
-    async def on_reply_done(self, message: ReplyDone) -> None:
-        result = message.result
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-        if self._reply is not None and result.finish_reason == "cancelled":
+    async def _on_ToolCallStarted(self, e: ev.ToolCallStarted) -> None:
+        import json
+
+        self._tools_since_observation += 1
+        block = ActionBlock("tool", f"{e.server}.{e.tool}({short_args(e.arguments)})",
+                            json.dumps(e.arguments, indent=2, ensure_ascii=False),
+                            key=e.call_id)
+        self._actions[e.call_id] = block
+        self.add(block)
+        block.status = "running"
+
+    async def _on_ToolApprovalNeeded(self, e: ev.ToolApprovalNeeded) -> None:
+        if block := self._actions.get(e.call_id):
+            block.status = "waiting"
+
+    async def _on_ToolApprovalDecided(self, e: ev.ToolApprovalDecided) -> None:
+        block = self._actions.get(e.call_id)
+        if e.decision == "deny":
+            self._denied.add(e.call_id)
+        elif block is not None:
+            block.status = "running"
+
+    async def _on_ToolCallFinished(self, e: ev.ToolCallFinished) -> None:
+        if block := self._actions.get(e.call_id):
+            status = "denied" if e.call_id in self._denied else (
+                "error" if e.is_error else "ok")
+            block.finish(status, e.result, e.duration_s)
+
+    async def _on_FinalAnswer(self, e: ev.FinalAnswer) -> None:
+        await self._end_stream()
+        if self._reply is None or self._reply.step != e.step:
+            self._reply = ReplyBlock(step=e.step)
+            self.add(self._reply)
+        await self._reply.update(e.text)
+        self._reply.add_class("answer")
+        self.add(FeedbackBar(self.turn))
+
+    async def _on_TurnFinished(self, e: ev.TurnFinished) -> None:
+        await self._end_stream()
+        for block in self._actions.values():
+            if block.status in ("pending", "running", "waiting"):
+                block.finish("cancelled", block.preview)
+        if e.status == "cancelled" and self._reply is not None:
             self._reply.add_class("cancelled")
-        if result.text:
-            self.history.append(ChatMessage("assistant", result.text))
-        elif self.history and self.history[-1].role == "user":
-            self.history.pop()  # nothing answered: keep the transcript alternating
-        u = result.usage
-        reused = f" ({u.reused_tokens} cached)" if u.reused_tokens else ""
+        elif e.status in _STOPS:
+            self.add(Notice(f"The agent stopped: {_STOPS[e.status]}.", "warning"))
+        calls = f" · {e.tool_calls} tool call{'s' if e.tool_calls != 1 else ''}"
         self.set_status(
-            f"{self.model.info.name if self.model else ''} · {u.prompt_tokens} prompt"
-            f"{reused} · {u.completion_tokens} generated · {u.decode_tps:.0f} tok/s"
-            + (" · cancelled" if result.finish_reason == "cancelled" else ""))
+            f"{e.status} · {e.steps} step{'s' if e.steps != 1 else ''}{calls} · "
+            f"{e.prompt_tokens:,} prompt · {e.completion_tokens:,} generated · "
+            f"{e.wall_s:.1f} s")
+
+    async def _on_AgentError(self, e: ev.AgentError) -> None:
+        self.add(Notice(f"**{e.kind} error:** {e.message}", "error"))
+
+    async def on_turn_ended(self, message: TurnEnded) -> None:
+        message.stop()
+        await self._end_stream()
+        self._reply = None
         self.busy = False
 
-    def cancel(self) -> None:
-        if self.busy:
-            self._cancel.set()
+    @on(FeedbackBar.Rated)
+    def rated(self, event: FeedbackBar.Rated) -> None:
+        event.stop()
+        self.store_rating(self.app.conversation, event.turn, event.up)  # type: ignore
+
+    @work(thread=True, group="store", exit_on_error=False)
+    def store_rating(self, conversation, turn: int, up: bool) -> None:
+        conversation.rate(turn, up)
+        self.post_message(FeedbackStored(turn, 1 if up else -1))
+
+    def on_feedback_stored(self, message: FeedbackStored) -> None:
+        message.stop()
+        for bar in self.query(FeedbackBar):
+            if bar.turn == message.turn:
+                bar.rating = message.rating
+
+    async def _end_stream(self) -> None:
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
+
+
+class ChatScreen(Screen):
+    """The main screen: the chat."""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield ChatView()
+        yield Footer()

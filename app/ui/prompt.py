@@ -1,0 +1,85 @@
+"""``PromptArea``: the chat input. Enter sends, pasted text keeps its lines.
+
+Up on the first line and Down on the last walk through what was sent before, like a
+shell; the text being written is kept and comes back after the newest entry.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import TextArea
+
+
+class PromptArea(TextArea):
+    """A multi-line prompt with history.
+
+    | Key | Action |
+    | :- | :- |
+    | enter | Send the prompt. |
+    | ctrl+j | Insert a new line (remappable: `[keys] newline`). |
+    | up / down | Previous / next prompt, on the first / last line. |
+    """
+
+    BINDINGS = [Binding("ctrl+j", "newline", "New line", show=False, id="newline")]
+
+    DEFAULT_CSS = """
+    PromptArea { height: auto; max-height: 10; min-height: 3; }
+    """
+
+    class Submitted(Message):
+        def __init__(self, area: PromptArea, text: str) -> None:
+            self.area = area
+            self.text = text
+            super().__init__()
+
+    def __init__(self, *, placeholder: str = "", id: str | None = None) -> None:
+        super().__init__(id=id, soft_wrap=True, show_line_numbers=False,
+                         tab_behavior="focus", placeholder=placeholder, compact=True)
+        self.sent: list[str] = []
+        self._index = 0  # == len(history): the draft, not a history entry
+        self._draft = ""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.submit()
+            return
+        if event.key == "up" and self.cursor_location[0] == 0 and self._recall(-1):
+            event.stop()
+            event.prevent_default()
+            return
+        if (event.key == "down" and self.cursor_location[0] == self.document.line_count - 1
+                and self._recall(1)):
+            event.stop()
+            event.prevent_default()
+            return
+        await super()._on_key(event)
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
+    def submit(self) -> None:
+        text = self.text
+        if not text.strip():
+            return
+        if not self.sent or self.sent[-1] != text:
+            self.sent.append(text)
+        self._index = len(self.sent)
+        self._draft = ""
+        self.clear()
+        self.post_message(self.Submitted(self, text))
+
+    def _recall(self, direction: int) -> bool:
+        index = self._index + direction
+        if index < 0 or index > len(self.sent):
+            return False
+        if self._index == len(self.sent):
+            self._draft = self.text
+        self._index = index
+        text = self._draft if index == len(self.sent) else self.sent[index]
+        self.load_text(text)
+        self.move_cursor(self.document.end if direction > 0 else (0, len(text.split("\n")[0])))
+        return True

@@ -1,0 +1,83 @@
+"""Helpers shared by the UI tests (no tests here): models, waiting, app factories."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from app.agent.scripted import ScriptedModel
+from app.config import Config, MCPConfig
+from app.llm import Delta, Finished, ModelInfo, Usage
+from app.ui.app import DeskmateApp
+
+
+def call(name: str, **arguments) -> str:
+    """An eager-mode tool call, as Qwen/Hermes models write them."""
+    return f'<tool_call>\n{json.dumps({"name": name, "arguments": arguments})}\n</tool_call>'
+
+
+class SlowModel:
+    """Streams words slowly until cancelled, so a test can press Esc midway."""
+
+    info = ModelInfo(name="slow", backend="test", context_size=4096)
+
+    def __init__(self, words: int = 400, delay: float = 0.02) -> None:
+        self.words, self.delay = words, delay
+        self.cancelled = threading.Event()
+
+    def stream(self, messages, params=None, cancel=None):
+        sent = []
+        for i in range(self.words):
+            if cancel is not None and cancel.is_set():
+                self.cancelled.set()
+                yield Finished("".join(sent), "cancelled", Usage(completion_tokens=len(sent)))
+                return
+            sent.append(f"w{i} ")
+            yield Delta(sent[-1])
+            time.sleep(self.delay)
+        yield Finished("".join(sent), "stop", Usage(completion_tokens=len(sent)))
+
+    def close(self) -> None:
+        pass
+
+
+def make_app(model=None, servers=(), mode: str = "eager", **config) -> DeskmateApp:
+    cfg = Config(mcp=MCPConfig(servers={s.name: s for s in servers}), **config)
+    if model is None:
+        return DeskmateApp(cfg, mode=mode)
+    return DeskmateApp(cfg, model_factory=lambda c, spec: model, mode=mode)
+
+
+def scripted(*replies, chunk: int = 6) -> ScriptedModel:
+    return ScriptedModel(list(replies), chunk=chunk)
+
+
+async def wait_for(pilot, predicate, timeout: float = 30.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        await pilot.pause(0.05)
+
+
+async def ready(app, pilot) -> None:
+    await wait_for(pilot, lambda: app.conversation.runtime is not None, what="the agent")
+
+
+async def ask(app, pilot, text: str) -> None:
+    app.chat.query_one("#prompt").load_text(text)
+    app.chat.query_one("#prompt").focus()
+    await pilot.press("enter")
+
+
+async def turn_done(app, pilot, timeout: float = 30.0) -> None:
+    await wait_for(pilot, lambda: not app.chat.busy, timeout, "the turn to end")
+    await pilot.pause()
+
+
+def events(posted, kind):
+    from app.ui.messages import AgentEventPosted
+
+    return [m.event for m in posted
+            if isinstance(m, AgentEventPosted) and type(m.event).__name__ == kind]
