@@ -26,6 +26,7 @@ from app.llm.base import (
     ChatMessage,
     Delta,
     Finished,
+    FinishReason,
     GenerationParams,
     ModelError,
     ModelInfo,
@@ -33,6 +34,7 @@ from app.llm.base import (
     TokenClock,
 )
 from app.llm.stops import StopMatcher
+from finetune._sampling import Detokenizer, sample_token
 
 
 @dataclass(frozen=True)
@@ -140,13 +142,13 @@ def _load_peft(base: str | Path, config: PolicyConfig, device: str) -> Policy:
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    base = Path(base).expanduser() if str(base).endswith(".gguf") else base
-    if isinstance(base, Path):
-        if not base.is_file():
-            raise ModelError(f"model file not found: {base}")
-        where, extra = base.parent, {"gguf_file": base.name}
+    if str(base).endswith(".gguf"):
+        gguf = Path(base).expanduser()
+        if not gguf.is_file():
+            raise ModelError(f"model file not found: {gguf}")
+        where, extra = str(gguf.parent), {"gguf_file": gguf.name}
     else:
-        where, extra = base, {}
+        where, extra = str(base), {}
     dtype = torch.float32 if device == "cpu" else torch.bfloat16
     try:
         tokenizer = AutoTokenizer.from_pretrained(where, **extra)
@@ -197,7 +199,7 @@ class GenerationRecord:
     prompt_ids: tuple[int, ...]
     completion_ids: tuple[int, ...]
     text: str
-    finish_reason: str
+    finish_reason: FinishReason
     # log p(token) under the policy at sampling time (temperature 1, no top-p): the
     # "old" log-probs of the GRPO ratio, equal to sequence_logprobs on the same ids.
     logprobs: tuple[float, ...]
@@ -252,12 +254,12 @@ class PolicyChatModel:
 
         policy = self.policy
         clock = TokenClock(time.perf_counter())
-        stops, detok = StopMatcher(params.stop), _Detokenizer(policy.tokenizer)
+        stops, detok = StopMatcher(params.stop), Detokenizer(policy.tokenizer)
         rng = self._generator(params.seed)
         max_new = min(params.max_tokens, policy.config.max_seq_len - len(prompt))
         ids: list[int] = []
         logprobs: list[float] = []
-        finish = "length"
+        finish: FinishReason = "length"
         model, was_training = policy.model, policy.model.training
         model.eval()
         try:
@@ -271,7 +273,7 @@ class PolicyChatModel:
                     out = model(input_ids=step_input, past_key_values=cache, use_cache=True)
                     cache = out.past_key_values
                     logits = out.logits[0, -1].float()
-                    token = _sample(logits, params.temperature, params.top_p, rng)
+                    token = sample_token(logits, params.temperature, params.top_p, rng)
                     ids.append(token)
                     logprobs.append(torch.log_softmax(logits, -1)[token].item())
                     clock.tick(time.perf_counter())
@@ -312,53 +314,6 @@ class PolicyChatModel:
 
     def close(self) -> None:
         pass  # the policy belongs to the caller (training goes on after the rollouts)
-
-
-def _sample(logits: Any, temperature: float, top_p: float, rng: Any) -> int:
-    """Greedy at temperature 0; else temperature, then nucleus (top-p) sampling."""
-    import torch
-
-    if temperature <= 0:
-        return int(logits.argmax())
-    probs = torch.softmax(logits / temperature, -1)
-    if 0 < top_p < 1:
-        sorted_probs, order = probs.sort(descending=True)
-        # Keep the smallest head whose mass reaches top_p (always at least one token).
-        outside = sorted_probs.cumsum(-1) - sorted_probs >= top_p
-        sorted_probs[outside] = 0.0
-        probs = torch.zeros_like(probs).scatter_(-1, order, sorted_probs)
-    return int(torch.multinomial(probs, 1, generator=rng))
-
-
-class _Detokenizer:
-    """Text of a growing token list, piece by piece.
-
-    A character can span tokens (UTF-8 bytes, merged spaces), so each new piece is the
-    difference between decoding a short window with and without the newest tokens,
-    held back while it ends in an incomplete character.
-    """
-
-    def __init__(self, tokenizer: Any) -> None:
-        self.tokenizer = tokenizer
-        self.ids: list[int] = []
-        self.prefix = 0  # window start
-        self.read = 0  # tokens already turned into text
-
-    def add(self, token: int) -> str:
-        self.ids.append(token)
-        return self._advance(final=False)
-
-    def flush(self) -> str:
-        return self._advance(final=True)
-
-    def _advance(self, final: bool) -> str:
-        decode = self.tokenizer.decode
-        before = decode(self.ids[self.prefix:self.read], skip_special_tokens=True)
-        after = decode(self.ids[self.prefix:], skip_special_tokens=True)
-        if len(after) <= len(before) or (after.endswith("\ufffd") and not final):
-            return ""
-        self.prefix, self.read = self.read, len(self.ids)
-        return after[len(before):]
 
 
 # ---------------------------------------------------------------- log-probs

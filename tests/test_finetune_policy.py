@@ -52,6 +52,40 @@ def test_config_defaults_and_cpu_refuses_4bit():
         load_policy("any", PolicyConfig(device="tpu"))
 
 
+def test_missing_gguf_is_named(tmp_path):
+    from finetune.policy import PolicyConfig, load_policy
+
+    with pytest.raises(ModelError, match=r"model file not found: .*missing\.gguf"):
+        load_policy(tmp_path / "missing.gguf", PolicyConfig(device="cpu"))
+
+
+def test_sample_token_greedy_temperature_and_top_p():
+    import torch
+
+    from finetune._sampling import sample_token
+
+    logits = torch.tensor([0.0, 3.0, 2.9, -5.0])
+    rng = torch.Generator().manual_seed(0)
+    assert sample_token(logits, 0.0, 1.0, rng) == 1
+    # top_p below the best token's mass leaves only that token.
+    assert {sample_token(logits, 1.0, 0.3, rng) for _ in range(50)} == {1}
+    # Without top-p both likely tokens come up, the unlikely ones (almost) never.
+    drawn = [sample_token(logits, 1.0, 1.0, rng) for _ in range(200)]
+    assert {1, 2} <= set(drawn) and drawn.count(3) == 0
+
+
+@pytest.mark.slow
+def test_detokenizer_streams_whole_characters(policy):
+    from finetune._sampling import Detokenizer
+
+    text = "naïve café — 東京 🙂 done"
+    ids = policy.tokenizer(text, add_special_tokens=False)["input_ids"]
+    detok = Detokenizer(policy.tokenizer)
+    pieces = [detok.add(i) for i in ids] + [detok.flush()]
+    assert "".join(pieces) == text
+    assert not any("\ufffd" in p for p in pieces)
+
+
 @pytest.mark.slow
 def test_policy_is_lora_on_every_projection(policy):
     assert policy.device == "cpu" and policy.backend == "peft"
