@@ -156,6 +156,12 @@ class DeskmateApp(ModelWorkers, App[None]):
                              if not self._hub_ready else f"{message.model.info.name} loaded")
         if self._hub_ready:
             self.build_agent()
+        self._tell_screen()
+
+    def _tell_screen(self) -> None:
+        changed = getattr(self.screen, "config_changed", None) if self.screen_stack else None
+        if changed is not None:
+            changed()
 
     def on_hub_started(self, message: HubStarted) -> None:
         self._hub_ready = True
@@ -166,6 +172,7 @@ class DeskmateApp(ModelWorkers, App[None]):
                         severity="warning", timeout=8)
         if self.model is not None:
             self.build_agent()
+        self._tell_screen()
 
     def on_agent_ready(self, message: AgentReady) -> None:
         tools = len(self.conversation.runtime.catalog) if self.conversation.runtime else 0
@@ -179,9 +186,9 @@ class DeskmateApp(ModelWorkers, App[None]):
 
         self.chat.set_status("no model")
         if message.first_run:
-            from app.ui.first_run import FirstRunScreen
+            from app.ui.first_run import FirstRunScreen, first_run_choice
 
-            self.push_screen(FirstRunScreen())
+            self.push_screen(FirstRunScreen(), partial(first_run_choice, self))
             self.chat.add(Notice("## Welcome to deskmate\n\nNo model is set up yet: F4 opens "
                                  "the models, or type `/model tiny` to try the small "
                                  "offline one.", "info"))
@@ -206,8 +213,8 @@ class DeskmateApp(ModelWorkers, App[None]):
         self.push_screen(self._approval, answered)
 
     def on_hub_changed(self, message: HubChanged) -> None:
-        if self.current_mode == "servers":
-            self.screen.post_message(message)
+        if self.current_mode == "servers" and self.screen_stack:
+            self.screen.post_message(HubChanged(message.state))
 
     def on_config_changed(self, message: ConfigChanged) -> None:
         self.config = message.config
@@ -215,6 +222,7 @@ class DeskmateApp(ModelWorkers, App[None]):
         self.apply_keymap()
         if message.note:
             self.notify(message.note)
+        self._tell_screen()
         if message.restart_hub:
             self._hub_ready = False
             self.start_hub()

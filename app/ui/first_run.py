@@ -13,7 +13,7 @@ from textual.widgets.option_list import Option
 from app.llm.registry import recommended, registry
 
 
-class FirstRunScreen(ModalScreen[None]):
+class FirstRunScreen(ModalScreen[str | None]):
     """Pick how to get a model: download the recommended one, a local file, or the tiny one.
 
     | Key | Action |
@@ -41,20 +41,19 @@ class FirstRunScreen(ModalScreen[None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        app = self.app
-        choice = event.option.id
-        self.dismiss()
-        if choice == "download":
-            app.switch_mode("models")
-            app.download_model(recommended().name, use_after=True)  # type: ignore
-        elif choice == "tiny":
-            app.download_model("tiny", use_after=True)  # type: ignore[attr-defined]
-        else:
-            from app.ui.dialogs import AskScreen
+        self.dismiss(event.option.id)
 
-            def chosen(path: str | None) -> None:
-                if path:
-                    app.use_model(path)  # type: ignore[attr-defined]
 
-            app.push_screen(AskScreen("Path of the .gguf model file:",
-                                      placeholder="~/models/model.gguf"), chosen)
+def first_run_choice(app, choice: str | None) -> None:
+    """Act on the dialog's answer (after it is gone, so a follow-up dialog can open)."""
+    if choice == "download":
+        app.switch_mode("models")
+        app.download_model(recommended().name, use_after=True)
+    elif choice == "tiny":
+        app.download_model("tiny", use_after=True)
+    elif choice == "local":
+        from app.ui.dialogs import AskScreen
+
+        app.push_screen(AskScreen("Path of the .gguf model file:",
+                                  placeholder="~/models/model.gguf"),
+                        lambda path: path and app.use_model(path))

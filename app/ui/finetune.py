@@ -1,0 +1,91 @@
+"""The finetuning screen. Starting runs arrives with the finetuning feature itself.
+
+What is ready is the progress plumbing: training runs in its own process and writes
+one JSON object per line on its stdout; ``FinetuneScreen.follow(stream)`` reads such a
+stream in a thread worker and posts each line as a ``FinetuneProgress`` message, which
+the screen draws. Keys a line may carry (all optional):
+
+    phase    "rollouts", "scoring", "update", "export", "eval", "done", "failed"
+    step     current step; total: number of steps (drives the progress bar)
+    loss, reward, kl, lr         numbers shown in the metrics line
+    message  free text, appended to the log
+
+A line that is not JSON is logged as text, so a crashing trainer's traceback shows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Log, ProgressBar, Static
+
+from app.ui.messages import FinetuneProgress
+
+METRICS = ("loss", "reward", "kl", "lr")
+
+
+def parse_progress(line: str) -> dict[str, Any] | None:
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return {"message": line}
+    return data if isinstance(data, dict) else {"message": line}
+
+
+def metrics_line(data: dict[str, Any]) -> str:
+    parts = [f"phase {data['phase']}"] if "phase" in data else []
+    if "step" in data:
+        parts.append(f"step {data['step']}" + (f"/{data['total']}" if "total" in data else ""))
+    for key in METRICS:
+        value = data.get(key)
+        if isinstance(value, int | float):
+            parts.append(f"{key} {value:.4g}")
+    return " · ".join(parts)
+
+
+class FinetuneScreen(Screen):
+    """Progress of a finetuning run; no run can be started from here yet."""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(classes="screen-body"):
+            yield Static(
+                "Finetuning arrives with the finetuning feature: training a LoRA adapter on "
+                "your rated sessions, then evaluating and activating it. Until then there is "
+                "nothing to start here. When a run reports progress, it is drawn below.",
+                id="finetune-intro", classes="notice")
+            yield Static("no run yet", id="finetune-metrics", classes="screen-title")
+            yield ProgressBar(id="finetune-progress", show_eta=False)
+            yield Log(id="finetune-log", max_lines=2000)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(ProgressBar).display = False
+
+    @work(thread=True, exclusive=True, group="finetune-follow", exit_on_error=False)
+    def follow(self, stream: Iterable[str]) -> None:
+        """Read a training process's JSON-lines progress until it ends."""
+        for line in stream:
+            if (data := parse_progress(line)) is not None:
+                self.post_message(FinetuneProgress(data))
+
+    def on_finetune_progress(self, message: FinetuneProgress) -> None:
+        data = message.data
+        if line := metrics_line(data):
+            self.query_one("#finetune-metrics", Static).update(Content(line))
+        bar = self.query_one(ProgressBar)
+        if isinstance(data.get("total"), int) and isinstance(data.get("step"), int):
+            bar.display = True
+            bar.update(total=data["total"], progress=data["step"])
+        if "message" in data:
+            self.query_one(Log).write_line(str(data["message"]))

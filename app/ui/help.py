@@ -1,0 +1,54 @@
+"""The help screen: every key binding of the app, as the config has remapped them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+
+def key_rows(app) -> list[tuple[str, str, str]]:
+    """(where, keys, what) for every binding, ``[keys]`` overrides applied."""
+    from app.ui.app import DeskmateApp
+    from app.ui.approval import ApprovalScreen
+    from app.ui.models import ModelsScreen
+    from app.ui.prompt import PromptArea
+    from app.ui.servers import ServersScreen
+    from app.ui.sessions import SessionsScreen
+
+    keymap = {k: v for k, v in dataclasses.asdict(app.config.keys).items() if v}
+    rows = []
+    groups = [("everywhere", DeskmateApp.BINDINGS), ("prompt", PromptArea.BINDINGS),
+              ("approval", ApprovalScreen.BINDINGS), ("sessions", SessionsScreen.BINDINGS),
+              ("servers", ServersScreen.BINDINGS), ("models", ModelsScreen.BINDINGS)]
+    for where, bindings in groups:
+        for b in bindings:
+            assert isinstance(b, Binding)
+            keys = keymap.get(b.id or "", b.key) if b.id else b.key
+            rows.append((where, keys, b.description or b.action))
+    rows.append(("prompt", "enter", "Send"))
+    rows.append(("prompt", "up / down", "Previous / next prompt"))
+    rows.append(("everywhere", "ctrl+p", "Command palette: every action by name"))
+    return rows
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys, grouped by where they work. Escape closes."""
+
+    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog-box", id="help"):
+            yield Static("Keys — remap them in the [keys] section of the config",
+                         id="help-title")
+            yield DataTable(id="help-keys", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("where", "keys", "what")
+        for row in key_rows(self.app):
+            table.add_row(*row)

@@ -1,0 +1,205 @@
+"""The models screen: the registry and local GGUF files, download, context, adapter.
+
+Downloads run in the app's worker (``ModelWorkers``), so one keeps going while you
+move around; this screen draws its progress bar from the messages it forwards.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+
+from app.ui.dialogs import AskScreen
+from app.ui.messages import ConfigChanged, DownloadFinished, DownloadProgress
+
+MAX_LOCAL_FILES = 50
+
+
+def local_ggufs(folders: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for folder in folders:
+        if folder.is_dir():
+            found.extend(sorted(p for p in folder.glob("*.gguf") if p.is_file()))
+    return found[:MAX_LOCAL_FILES]
+
+
+class ModelsScreen(Screen):
+    """Models you can run.
+
+    | Key | Action |
+    | :- | :- |
+    | enter | Use the highlighted model. |
+    | p | Download (pull) it. |
+    | c | Cancel the download. |
+    | l | Use a local .gguf file by path. |
+    | x | Context size. |
+    | o | LoRA adapter (empty: none). |
+    """
+
+    BINDINGS = [
+        Binding("enter", "use", "Use", id="model_use"),
+        Binding("p", "pull", "Download", id="model_pull"),
+        Binding("c", "cancel_download", "Cancel download", id="model_cancel"),
+        Binding("l", "local", "Local file", id="model_local"),
+        Binding("x", "context", "Context", id="model_context"),
+        Binding("o", "adapter", "Adapter", id="model_adapter"),
+    ]
+
+    class Listed(Message):
+        def __init__(self, rows: list[tuple[str, str, str, str]]) -> None:
+            self.rows = rows  # spec, name, state, description
+            super().__init__()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(classes="screen-body"):
+            yield Static("", id="model-active", classes="screen-title")
+            with Horizontal(id="download-bar"):
+                yield Static("", id="download-label")
+                yield ProgressBar(id="download-progress", show_eta=True)
+            yield DataTable(id="models-table", cursor_type="row", zebra_stripes=True)
+        yield Static("enter use · p download · c cancel download · l local file · x context "
+                     "· o adapter", classes="screen-hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("model", key="name")
+        table.add_column("on this machine", key="state")
+        table.add_column("description", key="description")
+        table.focus()
+        self.show_download(self.app.download_state)  # type: ignore[attr-defined]
+        self.show_active()
+        self.load()
+
+    def on_screen_resume(self) -> None:
+        self.show_active()
+        self.load()
+
+    @property
+    def selected(self) -> str | None:
+        table = self.query_one(DataTable)
+        if table.row_count == 0:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def show_active(self) -> None:
+        app: Any = self.app
+        cfg = app.config.model
+        loaded = app.model.info.name if app.model is not None else "none loaded"
+        adapter = Path(cfg.adapter).name if cfg.adapter else "no LoRA adapter"
+        self.query_one("#model-active", Static).update(Content(
+            f"active: {cfg.name or '(none chosen)'} · loaded: {loaded} · context "
+            f"{cfg.context:,} tokens · {adapter}"))
+
+    def show_download(self, message: DownloadProgress | None) -> None:
+        bar = self.query_one("#download-bar")
+        bar.display = message is not None
+        if message is None:
+            return
+        size = f"{message.done / 1e6:,.0f} / {message.total / 1e6:,.0f} MB" if message.total \
+            else f"{message.done / 1e6:,.0f} MB"
+        self.query_one("#download-label", Static).update(
+            Content(f"downloading {message.spec} · {size} · c cancels  "))
+        self.query_one(ProgressBar).update(total=message.total, progress=message.done)
+
+    @work(thread=True, exclusive=True, group="models-list", exit_on_error=False)
+    def load(self) -> None:
+        from app import paths
+        from app.llm.registry import cached_path, parse_model_spec, registry
+
+        active = self.app.config.model.name  # type: ignore[attr-defined]
+        rows = []
+        for entry in registry().values():
+            path = cached_path(parse_model_spec(entry.name))
+            state = "ready" if path else (f"{entry.size_mb:,} MB to download"
+                                          if entry.size_mb else "to download")
+            mark = "● " if entry.name == active else ""
+            rec = " (recommended)" if entry.recommended else ""
+            rows.append((entry.name, mark + entry.name, state, entry.description + rec))
+        folders = [Path.cwd(), paths.data_dir() / "models"]
+        if active.endswith(".gguf"):
+            folders.insert(0, Path(active).expanduser().parent)
+        for path in local_ggufs(folders):
+            spec = str(path.resolve())
+            if spec not in {r[0] for r in rows}:
+                mark = "● " if spec == active else ""
+                rows.append((spec, mark + path.name, f"local · {path.stat().st_size / 1e6:,.0f}"
+                             " MB", str(path.parent)))
+        self.post_message(self.Listed(rows))
+
+    def on_models_screen_listed(self, message: Listed) -> None:
+        table = self.query_one(DataTable)
+        keep = self.selected
+        table.clear()
+        for spec, *cells in message.rows:
+            table.add_row(*(Content(c) for c in cells), key=spec)
+        if keep in table.rows:
+            table.move_cursor(row=table.get_row_index(keep))
+
+    def on_download_progress(self, message: DownloadProgress) -> None:
+        self.show_download(message)
+
+    def on_download_finished(self, message: DownloadFinished) -> None:
+        self.show_download(None)
+        self.load()
+
+    def config_changed(self) -> None:
+        """Called by the app after the config or the loaded model changed."""
+        self.show_active()
+        self.load()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_use()
+
+    def action_use(self) -> None:
+        if (spec := self.selected) is not None:
+            self.app.use_model(spec)  # type: ignore[attr-defined]
+
+    def action_pull(self) -> None:
+        if (spec := self.selected) is not None:
+            self.app.download_model(spec)  # type: ignore[attr-defined]
+
+    def action_cancel_download(self) -> None:
+        if self.app.cancel_download():  # type: ignore[attr-defined]
+            self.notify("cancelling the download …")
+
+    def action_local(self) -> None:
+        self.app.push_screen(AskScreen("Path of a .gguf model file:",
+                                       placeholder="~/models/model.gguf"),
+                             lambda path: path and self.app.use_model(path))  # type: ignore
+
+    def action_context(self) -> None:
+        current = str(self.app.config.model.context)  # type: ignore[attr-defined]
+        self.app.push_screen(AskScreen("Context size in tokens (the model reloads):",
+                                       value=current),
+                             lambda value: value and self.set_option("context", value))
+
+    def action_adapter(self) -> None:
+        current = self.app.config.model.adapter  # type: ignore[attr-defined]
+        self.app.push_screen(AskScreen("LoRA adapter (.gguf) path; empty for none:",
+                                       value=current),
+                             lambda value: self.set_option("adapter", value or ""))
+
+    @work(thread=True, group="models-option", exit_on_error=False)
+    def set_option(self, key: str, value: str) -> None:
+        from app.config import ConfigError
+        from app.ui.model_jobs import set_model_option
+
+        try:
+            typed: Any = int(value) if key == "context" else value
+            config = set_model_option(key, typed, self.app.config_path)  # type: ignore
+        except (ValueError, ConfigError) as exc:
+            self.notify(str(exc), title="Not changed", severity="error", timeout=10)
+            return
+        self.app.post_message(ConfigChanged(config, f"{key} set to {value or 'none'}",
+                                            reload_model=True))

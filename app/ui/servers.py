@@ -1,0 +1,242 @@
+"""The MCP servers screen: status, tools with signatures, stderr; add, import, toggle.
+
+The table lists every configured server with the hub's live state; the right side
+shows the highlighted server's error, the end of its stderr log, and its tools as
+compact Python signatures (what ``tool_help`` gives the model).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Markdown, Static
+
+from app.ui import server_jobs
+from app.ui.dialogs import AskScreen
+from app.ui.messages import ConfigChanged, HubChanged
+
+STDERR_LINES = 20
+
+
+def describe_tools(tools: Any) -> str:
+    from tools.signatures import signature
+
+    if not tools:
+        return ""
+    body = "\n\n".join(signature(t).text() for t in tools)
+    return f"### {len(tools)} tools\n\n```python\n{body}\n```"
+
+
+class ServersScreen(Screen):
+    """Your MCP servers.
+
+    | Key | Action |
+    | :- | :- |
+    | a | Add a server (a command line or a URL). |
+    | i | Import a Claude / .mcp.json / Cursor / VS Code file. |
+    | space | Enable or disable. |
+    | r | Restart. |
+    | t | Test: connect on its own, list tools, time it. |
+    """
+
+    BINDINGS = [
+        Binding("a", "add", "Add", id="server_add"),
+        Binding("i", "import", "Import", id="server_import"),
+        Binding("space", "toggle", "Enable/disable", id="server_toggle"),
+        Binding("r", "restart", "Restart", id="server_restart"),
+        Binding("t", "test", "Test", id="server_test"),
+    ]
+
+    class Detail(Message):
+        def __init__(self, name: str, stderr: str) -> None:
+            self.name = name
+            self.stderr = stderr
+            super().__init__()
+
+    class Tested(Message):
+        def __init__(self, report: server_jobs.ProbeReport) -> None:
+            self.report = report
+            super().__init__()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(classes="screen-body"):
+            yield DataTable(id="servers-table", cursor_type="row", zebra_stripes=True,
+                            classes="screen-list")
+            with VerticalScroll(classes="screen-detail"):
+                yield Static("", id="server-status")
+                yield Markdown("", id="server-tools")
+                yield Static("", id="server-stderr")
+        yield Static("", id="servers-hint", classes="screen-hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("server", key="name")
+        table.add_column("status", key="status")
+        table.add_column("tools", key="tools")
+        table.add_column("target", key="target")
+        table.focus()
+        self.refresh_table()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_table()
+
+    @property
+    def selected(self) -> str | None:
+        table = self.query_one(DataTable)
+        if table.row_count == 0:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def states(self) -> dict[str, Any]:
+        hub = self.app.hub  # type: ignore[attr-defined]
+        return {s.name: s for s in hub.states()} if hub is not None else {}
+
+    def refresh_table(self) -> None:
+        """Redraw from the config and the hub's snapshots (no I/O)."""
+        app: Any = self.app
+        table = self.query_one(DataTable)
+        keep = self.selected
+        table.clear()
+        states = self.states()
+        for name, cfg in app.config.mcp.servers.items():
+            state = states.get(name)
+            status = "disabled" if not cfg.enabled else (state.status if state else "starting")
+            tools = str(len(state.tools)) if state and state.status == "ready" else ""
+            table.add_row(name, status, tools, Content(cfg.describe()), key=name)
+        if keep in table.rows:
+            table.move_cursor(row=table.get_row_index(keep))
+        self.query_one("#servers-hint", Static).update(
+            "no servers yet: a adds one, i imports a Claude/.mcp.json file"
+            if not table.row_count else
+            "a add · i import · space enable/disable · r restart · t test")
+        self.show_detail()
+
+    def show_detail(self) -> None:
+        name = self.selected
+        state = self.states().get(name) if name else None
+        status = self.query_one("#server-status", Static)
+        tools = self.query_one("#server-tools", Markdown)
+        if name is None:
+            status.update("")
+            if tools.source:
+                tools.update("")
+            return
+        if state is None:
+            status.update(Content(f"{name}: not started"))
+        else:
+            line = f"{name}: {state.status}"
+            if state.status == "ready":
+                line += f" · {state.server_info}"
+            status.update(Content(line + (f"\n{state.error}" if state.error else "")))
+        text = describe_tools(state.tools) if state else ""
+        if text != tools.source:  # hub changes arrive often; re-render only what changed
+            tools.update(text)
+        self.load_stderr(name)
+
+    # ---------------------------------------------------------------- workers
+
+    @work(thread=True, exclusive=True, group="server-detail", exit_on_error=False)
+    def load_stderr(self, name: str) -> None:
+        hub = self.app.hub  # type: ignore[attr-defined]
+        try:
+            text = hub.stderr(name, STDERR_LINES) if hub is not None else ""
+        except Exception:  # the server is not in the running hub (added since)
+            text = ""
+        self.post_message(self.Detail(name, text))
+
+    @work(thread=True, group="server-edit", exit_on_error=False)
+    def edit(self, what: str, *args: Any) -> None:
+        app: Any = self.app
+        try:
+            if what == "add":
+                config = server_jobs.add_server(*args, app.config_path)
+                note = f"added {args[0]}"
+            elif what == "import":
+                config, note = server_jobs.import_servers(
+                    Path(args[0]), set(app.config.mcp.servers), app.config_path)
+                if config is None:
+                    self.notify(note, severity="warning", timeout=10)
+                    return
+            else:
+                name, enabled = args
+                config = server_jobs.set_enabled(name, enabled, app.config_path)
+                note = f"{name} {'enabled' if enabled else 'disabled'}"
+        except server_jobs.ServerEditError as exc:
+            self.notify(str(exc), title="Not changed", severity="error", timeout=10)
+            return
+        app.post_message(ConfigChanged(config, note, restart_hub=True))
+
+    @work(thread=True, exclusive=True, group="server-restart", exit_on_error=False)
+    def restart_server(self, name: str) -> None:
+        app: Any = self.app
+        state = app.hub.restart(name)
+        app.post_message(HubChanged(state))
+        app.call_from_thread(app.build_agent)  # its tools may have changed
+
+    @work(thread=True, group="server-test", exit_on_error=False)
+    def probe(self, name: str) -> None:
+        self.post_message(self.Tested(server_jobs.probe_server(self.app.config, name)))
+
+    # ---------------------------------------------------------------- handlers
+
+    def config_changed(self) -> None:
+        """Called by the app after the config changed."""
+        self.refresh_table()
+
+    def on_hub_changed(self, message: HubChanged) -> None:
+        self.refresh_table()
+
+    def on_servers_screen_detail(self, message: Detail) -> None:
+        if message.name == self.selected:
+            self.query_one("#server-stderr", Static).update(
+                Content(f"stderr (last {STDERR_LINES} lines):\n{message.stderr}"
+                        if message.stderr else ""))
+
+    def on_servers_screen_tested(self, message: Tested) -> None:
+        ok = message.report.status == "ready"
+        self.notify(message.report.text, title="Test passed" if ok else "Test failed",
+                    severity="information" if ok else "error", timeout=12)
+
+    @on(DataTable.RowHighlighted)
+    def highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_detail()
+
+    def action_add(self) -> None:
+        def got_name(name: str | None) -> None:
+            if name:
+                self.app.push_screen(
+                    AskScreen(f"How to reach {name}: a command line, or a URL (add ' sse' "
+                              "for an SSE server)", placeholder="uvx mcp-server-git"),
+                    lambda target: target and self.edit("add", name, target))
+
+        self.app.push_screen(AskScreen("Name of the new server:", placeholder="git"), got_name)
+
+    def action_import(self) -> None:
+        self.app.push_screen(
+            AskScreen("Import servers from (Claude Desktop, Claude Code .mcp.json, Cursor, "
+                      "VS Code):", placeholder="~/.config/Claude/claude_desktop_config.json"),
+            lambda path: path and self.edit("import", path))
+
+    def action_toggle(self) -> None:
+        if (name := self.selected) is not None:
+            cfg = self.app.config.mcp.servers[name]  # type: ignore[attr-defined]
+            self.edit("toggle", name, not cfg.enabled)
+
+    def action_restart(self) -> None:
+        if (name := self.selected) is not None and name in self.states():
+            self.restart_server(name)
+
+    def action_test(self) -> None:
+        if (name := self.selected) is not None:
+            self.notify(f"testing {name} …")
+            self.probe(name)

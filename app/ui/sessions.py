@@ -1,0 +1,264 @@
+"""The sessions screen: list, full-text search, resume, rename, delete, export.
+
+Every SQLite call runs in a thread worker on its own connection and posts a typed
+message back; the screen only draws what arrives.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Markdown, Static
+
+from app.ui.dialogs import AskScreen, ConfirmScreen
+from app.ui.messages import SessionResumed
+
+PREVIEW_CHARS = 6000
+LIST_LIMIT = 500
+
+
+def when(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+
+
+class SessionsScreen(Screen):
+    """Recorded sessions, newest first.
+
+    | Key | Action |
+    | :- | :- |
+    | enter | Resume the highlighted session. |
+    | / | Search the text of every session. |
+    | r | Rename. |
+    | d | Delete (asks first). |
+    | e | Export as JSONL (training format) or Markdown. |
+    """
+
+    BINDINGS = [
+        Binding("enter", "resume", "Resume", id="session_resume"),
+        Binding("slash", "search", "Search", id="session_search"),
+        Binding("r", "rename", "Rename", id="session_rename"),
+        Binding("d", "delete", "Delete", id="session_delete"),
+        Binding("e", "export", "Export", id="session_export"),
+    ]
+
+    class Listed(Message):
+        def __init__(self, rows: list[tuple[str, str, str, str, str, str]], query: str) -> None:
+            self.rows = rows  # id, updated, title, model, turns, rating-or-snippet
+            self.query = query
+            super().__init__()
+
+    class Previewed(Message):
+        def __init__(self, session_id: str, markdown: str) -> None:
+            self.session_id = session_id
+            self.markdown = markdown
+            super().__init__()
+
+    class Changed(Message):
+        """A session was renamed, deleted or exported."""
+
+        def __init__(self, note: str, deleted: str = "") -> None:
+            self.note = note
+            self.deleted = deleted
+            super().__init__()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Input(placeholder="Search every session (full text) · Enter searches, empty "
+                    "lists all", id="session-query")
+        with Horizontal(classes="screen-body"):
+            yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True,
+                            classes="screen-list")
+            with VerticalScroll(classes="screen-detail"):
+                yield Markdown("", id="session-preview")
+        yield Static("", id="sessions-hint", classes="screen-hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("updated", key="updated")
+        table.add_column("title", key="title", width=36)
+        table.add_column("model", key="model")
+        table.add_column("turns", key="turns")
+        table.add_column("👍/match", key="extra")
+        table.focus()
+        self.reload()
+
+    def on_screen_resume(self) -> None:
+        self.reload()
+
+    def reload(self) -> None:
+        self.load(self.query_one("#session-query", Input).value.strip())
+
+    @property
+    def selected(self) -> str | None:
+        table = self.query_one(DataTable)
+        if table.row_count == 0:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    # ---------------------------------------------------------------- workers
+
+    @work(thread=True, exclusive=True, group="sessions-list", exit_on_error=False)
+    def load(self, query: str) -> None:
+        from app.store import get_session, list_sessions, open_db, search
+
+        db = open_db()
+        try:
+            if query:
+                seen: dict[str, Any] = {}
+                for hit in search(db, query, limit=100):
+                    seen.setdefault(hit.session_id, hit)
+                rows = []
+                for sid, hit in seen.items():
+                    s = get_session(db, sid).summary
+                    rows.append((sid, when(s.updated_at), s.title or "(untitled)", s.model,
+                                 str(s.turns), hit.snippet))
+            else:
+                rows = [(s.id, when(s.updated_at), s.title or "(untitled)", s.model,
+                         str(s.turns), {1: "▲", -1: "▼"}.get(s.rating or 0, ""))
+                        for s in list_sessions(db, limit=LIST_LIMIT)]
+        finally:
+            db.conn.close()
+        self.post_message(self.Listed(rows, query))
+
+    @work(thread=True, exclusive=True, group="sessions-preview", exit_on_error=False)
+    def preview(self, session_id: str) -> None:
+        from app.store import get_session, open_db
+        from app.store.export import session_markdown
+
+        db = open_db()
+        try:
+            text = session_markdown(get_session(db, session_id))
+        finally:
+            db.conn.close()
+        if len(text) > PREVIEW_CHARS:
+            text = text[:PREVIEW_CHARS] + "\n\n… (export the session for the rest)"
+        self.post_message(self.Previewed(session_id, text))
+
+    @work(thread=True, exclusive=True, group="sessions-change", exit_on_error=False)
+    def resume_session(self, session_id: str) -> None:
+        from app.store import get_session
+
+        app: Any = self.app
+        resumed = app.conversation.resume(session_id, app.model)
+        detail = get_session(app.conversation.db, resumed.summary.id)
+        app.post_message(SessionResumed(resumed, detail))
+
+    @work(thread=True, exclusive=True, group="sessions-change", exit_on_error=False)
+    def change(self, what: str, session_id: str, value: str = "") -> None:
+        from app.store import delete_session, open_db, transaction
+
+        db = open_db()
+        try:
+            if what == "rename":
+                with transaction(db) as conn:
+                    conn.execute("UPDATE sessions SET title = ? WHERE id = ?",
+                                 (value, session_id))
+                note = f"renamed to {value}"
+            elif what == "delete":
+                delete_session(db, session_id)
+                self.post_message(self.Changed(f"deleted {session_id}", deleted=session_id))
+                return
+            else:
+                note = export(db, session_id, Path(value).expanduser())
+        finally:
+            db.conn.close()
+        self.post_message(self.Changed(note))
+
+    # ---------------------------------------------------------------- handlers
+
+    def on_sessions_screen_listed(self, message: Listed) -> None:
+        table = self.query_one(DataTable)
+        keep = self.selected
+        table.clear()
+        for sid, *cells in message.rows:
+            table.add_row(*(Content(c) for c in cells), key=sid)
+        if keep is not None and keep in table.rows:
+            table.move_cursor(row=table.get_row_index(keep))
+        count = len(message.rows)
+        what = f"{count} session{'s' if count != 1 else ''}"
+        self.query_one("#sessions-hint", Static).update(
+            f"{what} matching {message.query!r}" if message.query else
+            f"{what} · Enter resumes · / searches · r renames · d deletes · e exports")
+        if count == 0:
+            self.query_one("#session-preview", Markdown).update("")
+
+    @on(DataTable.RowHighlighted)
+    def highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self.preview(event.row_key.value)
+
+    @on(DataTable.RowSelected)
+    def selected_row(self, event: DataTable.RowSelected) -> None:
+        self.action_resume()
+
+    def on_sessions_screen_previewed(self, message: Previewed) -> None:
+        if message.session_id == self.selected:
+            self.query_one("#session-preview", Markdown).update(message.markdown)
+
+    def on_sessions_screen_changed(self, message: Changed) -> None:
+        self.notify(message.note)
+        app: Any = self.app
+        if message.deleted and message.deleted == app.conversation.session_id:
+            app.action_new_session()
+        self.reload()
+
+    @on(Input.Submitted, "#session-query")
+    def searched(self, event: Input.Submitted) -> None:
+        self.load(event.value.strip())
+        self.query_one(DataTable).focus()
+
+    def action_search(self) -> None:
+        self.query_one("#session-query", Input).focus()
+
+    def action_resume(self) -> None:
+        app: Any = self.app
+        if (sid := self.selected) is None:
+            return
+        if app.chat.busy:
+            self.notify("A turn is running: Esc cancels it first.", severity="warning")
+            return
+        self.resume_session(sid)
+
+    def action_rename(self) -> None:
+        if (sid := self.selected) is None:
+            return
+        title = str(self.query_one(DataTable).get_cell(sid, "title"))
+        self.app.push_screen(AskScreen("New title:", value=title),
+                             lambda value: value and self.change("rename", sid, value))
+
+    def action_delete(self) -> None:
+        if (sid := self.selected) is None:
+            return
+        title = str(self.query_one(DataTable).get_cell(sid, "title"))
+        self.app.push_screen(
+            ConfirmScreen(f"Delete the session “{title}” and everything recorded with it?",
+                          yes="Delete"),
+            lambda yes: yes and self.change("delete", sid))
+
+    def action_export(self) -> None:
+        if (sid := self.selected) is None:
+            return
+        self.app.push_screen(
+            AskScreen("Export to (.jsonl: OpenAI chat format for training; .md: readable):",
+                      value=f"deskmate-{sid[:8]}.jsonl"),
+            lambda path: path and self.change("export", sid, path))
+
+
+def export(db: Any, session_id: str, path: Path) -> str:
+    from app.store.export import export_jsonl, export_markdown
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    writer = export_markdown if path.suffix.lower() in (".md", ".markdown") else export_jsonl
+    with path.open("w", encoding="utf-8") as out:
+        count = writer(db, out, [session_id])
+    return f"exported {count} session{'s' if count != 1 else ''} to {path}"

@@ -1,0 +1,254 @@
+"""The other screens under run_test(): sessions, MCP servers, models, first run, finetune,
+help and remapped keys. Real store, real config file writes, real MCP servers."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import tomllib
+
+import pytest
+from conftest import TEST_SERVERS, toy_server
+from test_ui_support import ask, make_app, ready, scripted, turn_done, wait_for
+from textual.widgets import DataTable
+
+from app import paths
+from app.config import Config, KeysConfig, load_config
+from app.store import get_session, list_sessions, open_db
+from app.ui.app import DeskmateApp
+from app.ui.blocks import ReplyBlock, UserBlock
+from app.ui.dialogs import AskScreen, ConfirmScreen
+from app.ui.first_run import FirstRunScreen
+from app.ui.help import HelpScreen
+
+
+async def type_answer(app, pilot, text: str) -> None:
+    await wait_for(pilot, lambda: isinstance(app.screen, AskScreen), what="the question")
+    app.screen.query_one("#answer").value = text
+    await pilot.press("enter")
+
+
+async def two_sessions(app, pilot) -> None:
+    await ready(app, pilot)
+    for text in ("What is the capital of France?", "And of Italy?"):
+        await ask(app, pilot, text)
+        await turn_done(app, pilot)
+    await pilot.press("ctrl+n")
+    await ready(app, pilot)
+    await ask(app, pilot, "Say zebra")
+    await turn_done(app, pilot)
+
+
+def rows(table: DataTable) -> list[list[str]]:
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_sessions_list_search_resume(home):
+    model = scripted("Paris.", "Rome.", "zebra", "Still Paris.")
+    app = make_app(model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await two_sessions(app, pilot)
+        await pilot.press("f2")
+        table = app.screen.query_one("#sessions-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2, what="two sessions")
+        assert [r[1] for r in rows(table)] == ["Say zebra", "What is the capital of France?"]
+        await pilot.press("slash")
+        app.screen.query_one("#session-query").value = "Italy"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: table.row_count == 1, what="one hit")
+        assert "Italy" in rows(table)[0][4]
+        await pilot.press("enter")  # resume
+        await wait_for(pilot, lambda: app.current_mode == "chat", what="the chat")
+        await ready(app, pilot)
+        assert [b.render().plain for b in app.chat.query(UserBlock)] == [
+            "What is the capital of France?", "And of Italy?"]
+        assert [b.source for b in app.chat.query(ReplyBlock)] == ["Paris.", "Rome."]
+        await ask(app, pilot, "And of France again?")
+        await turn_done(app, pilot)
+        # The model saw the resumed transcript, and the turn was recorded in that session.
+        assert [m.content for m in model.calls[-1] if m.role == "user"] == [
+            "What is the capital of France?", "And of Italy?", "And of France again?"]
+        session_id = app.conversation.session_id
+    detail = get_session(open_db(), session_id)
+    assert [t.turn for t in detail.turns] == [1, 2, 3]
+
+
+async def test_sessions_rename_delete_export(home, tmp_path):
+    app = make_app(scripted("Paris.", "Rome.", "zebra"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await two_sessions(app, pilot)
+        await pilot.press("f2")
+        table = app.screen.query_one("#sessions-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2, what="two sessions")
+        await pilot.press("r")
+        await type_answer(app, pilot, "Animals")
+        await wait_for(pilot, lambda: rows(table)[0][1] == "Animals", what="the new title")
+        out = tmp_path / "out.jsonl"
+        await pilot.press("e")
+        await type_answer(app, pilot, str(out))
+        await wait_for(pilot, out.exists, what="the export")
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirm")
+        await pilot.press("n")  # no: nothing is deleted
+        await pilot.pause(0.3)
+        assert table.row_count == 2
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirm")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: table.row_count == 1, what="the deletion")
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [m["role"] for m in record["messages"]] == ["system", "user", "assistant"]
+    assert record["messages"][2]["content"] == "zebra"
+    assert [s.title for s in list_sessions(open_db())] == ["What is the capital of France?"]
+
+
+@pytest.mark.slow
+async def test_servers_add_import_toggle_and_browse(home, tmp_path):
+    app = make_app(scripted())
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pilot.press("escape")  # nothing running: stays usable
+        await pilot.press("f3")
+        table = app.screen.query_one("#servers-table", DataTable)
+        assert table.row_count == 0
+        await pilot.press("a")
+        await type_answer(app, pilot, "toy")
+        await type_answer(app, pilot, f"{sys.executable} {TEST_SERVERS / 'toy.py'}")
+        await wait_for(pilot, lambda: table.row_count == 1 and rows(table)[0][1] == "ready",
+                       60, "toy to be ready")
+        assert rows(table)[0][2] == "5"
+        saved = tomllib.loads(paths.config_file().read_text())["mcp"]["servers"]["toy"]
+        assert saved["command"] == sys.executable
+        tools = app.screen.query_one("#server-tools").source
+        assert "def add(a: int, b: int)" in tools and "5 tools" in tools
+        # Import a Claude Code .mcp.json with a second server and a clash.
+        mcp_json = tmp_path / ".mcp.json"
+        mcp_json.write_text(json.dumps({"mcpServers": {
+            "toy": {"command": "other"},
+            "toy2": {"command": sys.executable, "args": [str(TEST_SERVERS / "toy.py")]}}}))
+        await pilot.press("i")
+        await type_answer(app, pilot, str(mcp_json))
+        await wait_for(pilot, lambda: table.row_count == 2 and
+                       [r[1] for r in rows(table)] == ["ready", "ready"], 60, "both ready")
+        config = load_config()
+        assert config.mcp.servers["toy"].command == sys.executable  # kept, not replaced
+        # Disable the second one.
+        table.move_cursor(row=1)
+        await pilot.press("space")
+        await wait_for(pilot, lambda: rows(table)[1][1] == "disabled", 60, "disabled")
+        assert load_config().mcp.servers["toy2"].enabled is False
+        # The agent is rebuilt over the servers that are still enabled.
+        await wait_for(pilot, lambda: app.conversation.runtime is not None and {
+            t.server for t in app.conversation.runtime.catalog} == {"toy"}, 60, "the agent")
+
+
+@pytest.mark.slow
+async def test_a_broken_server_shows_its_error_and_stderr(home):
+    broken = toy_server("broken", "exits_at_start.py", startup_timeout=10)
+    app = make_app(scripted(), servers=[broken])
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_for(pilot, lambda: app._hub_ready, 60, "the hub")
+        await pilot.press("f3")
+        status = app.screen.query_one("#server-status")
+        await wait_for(pilot, lambda: "failed" in str(status.render()), 30, "the failure")
+        stderr = app.screen.query_one("#server-stderr")
+        await wait_for(pilot, lambda: "stderr" in str(stderr.render()), 30, "stderr")
+
+
+async def test_first_run_offers_the_tiny_model_and_writes_the_config(home):
+    seen = []
+    model = scripted("hello")
+
+    def factory(config, spec):
+        from app.llm import NoModelConfigured
+
+        seen.append(config.model.name)
+        if not config.model.name:
+            raise NoModelConfigured()
+        return model
+
+    app = DeskmateApp(Config(), model_factory=factory, mode="eager")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, FirstRunScreen), what="first run")
+        assert "Welcome to deskmate" in app.chat.query_one(".notice").source
+        options = app.screen.query_one("#first-run-options")
+        assert [o.id for o in options.options] == ["download", "local", "tiny"]
+        options.highlighted = 2
+        await pilot.press("enter")
+        await ready(app, pilot)
+        assert seen == ["", "tiny"] and app.model is model
+    assert load_config().model.name == "tiny"
+
+
+async def test_first_run_with_a_local_file(home, tiny_model_path):
+    seen = []
+
+    def factory(config, spec):
+        from app.llm import NoModelConfigured
+
+        seen.append(config.model.name)
+        if not config.model.name:
+            raise NoModelConfigured()
+        return scripted("hi")
+
+    app = DeskmateApp(Config(), model_factory=factory, mode="eager")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, FirstRunScreen), what="first run")
+        app.screen.query_one("#first-run-options").highlighted = 1
+        await pilot.press("enter")
+        await type_answer(app, pilot, str(tiny_model_path))
+        await ready(app, pilot)
+    assert seen == ["", str(tiny_model_path.resolve())]
+
+
+async def test_models_screen_sets_the_context(home):
+    app = make_app(scripted())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("f4")
+        table = app.screen.query_one("#models-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count >= 3, what="the registry")
+        assert "qwen3-4b" in [str(r[0]) for r in rows(table)]
+        await pilot.press("x")
+        await type_answer(app, pilot, "4096")
+        await wait_for(pilot, lambda: app.config.model.context == 4096, what="the context")
+        assert "context 4,096" in str(app.screen.query_one("#model-active").render())
+        await pilot.press("x")
+        await type_answer(app, pilot, "12")  # below the minimum: refused, file unchanged
+        await pilot.pause(0.5)
+        assert load_config().model.context == 4096
+
+
+async def test_finetune_screen_draws_progress_lines(home):
+    app = make_app(scripted())
+    async with app.run_test() as pilot:
+        await pilot.press("f5")
+        screen = app.screen
+        assert "arrives with the finetuning feature" in str(
+            screen.query_one("#finetune-intro").render())
+        lines = ['{"phase": "rollouts", "step": 3, "total": 10, "reward": 0.25}',
+                 "Traceback (most recent call last):", '{"message": "saved adapter"}']
+        screen.follow(io.StringIO("\n".join(lines) + "\n"))
+        log = screen.query_one("#finetune-log")
+        await wait_for(pilot, lambda: log.line_count >= 2, what="the log")
+        assert str(screen.query_one("#finetune-metrics").render()) == (
+            "phase rollouts · step 3/10 · reward 0.25")
+        assert list(log.lines) == ["Traceback (most recent call last):", "saved adapter"]
+        assert screen.query_one("#finetune-progress").progress == 3
+
+
+async def test_keys_are_remapped_from_the_config_and_listed_in_help(home):
+    app = DeskmateApp(Config(keys=KeysConfig(help="f9", sessions="ctrl+o")),
+                      model_factory=lambda c, s: scripted(), mode="eager")
+    async with app.run_test(size=(120, 50)) as pilot:
+        await pilot.press("f1")
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("f9")
+        assert isinstance(app.screen, HelpScreen)
+        table = app.screen.query_one(DataTable)
+        listed = {(str(r[0]), str(r[2])): str(r[1]) for r in rows(table)}
+        assert listed[("everywhere", "Sessions")] == "ctrl+o"
+        assert listed[("approval", "Allow once")] == "y"
+        await pilot.press("escape")
+        await pilot.press("ctrl+o")
+        assert app.current_mode == "sessions"
