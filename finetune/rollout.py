@@ -77,13 +77,14 @@ class RolloutSettings:
 def run_rollout(model: ChatModel, task_key: str, prompt: str, gate: ToolGate, *,
                 hub: Any = None, settings: RolloutSettings = RolloutSettings(),
                 seed: int = 0) -> Rollout:
-    """One attempt at ``prompt``; ``model`` records its calls (``take_records``)."""
+    """One attempt at ``prompt``.
+
+    A model that records its calls (``PolicyChatModel.take_records``) yields the samples
+    to train on; any other (llama.cpp, for the held-out evaluation) yields none.
+    """
     from app.agent.factory import build_agent
 
-    take = getattr(model, "take_records", None)
-    if take is None:
-        raise TypeError(f"{model.info.name} does not record its calls: rollouts need a "
-                        "PolicyChatModel (finetune/policy.py)")
+    take = getattr(model, "take_records", None) or list
     take()  # forget calls made outside this rollout
     started = time.perf_counter()
     runtime = build_agent(SeededModel(model, seed), hub=GatedHub(hub, gate),

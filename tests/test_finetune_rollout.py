@@ -172,10 +172,10 @@ def test_code_rollout_through_the_real_sandbox():
     assert rollout.tool_calls == 2
 
 
-def test_rollouts_need_a_recording_model():
-    with pytest.raises(TypeError, match="PolicyChatModel"):
-        run_rollout(ScriptedModel(["hi"]), "t", "hi", ToolGate([], None),
-                    settings=RolloutSettings(mode="eager"))
+def test_a_model_that_does_not_record_gives_no_samples():
+    rollout = run_rollout(ScriptedModel(["hi"]), "t", "hi", ToolGate([], None),
+                          settings=RolloutSettings(mode="eager"))
+    assert rollout.answer == "hi" and rollout.samples == ()
 
 
 def test_rollout_seeds_differ_per_rollout_and_repeat_per_run():

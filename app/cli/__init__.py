@@ -43,6 +43,7 @@ def _add_commands() -> None:
     from app.cli.chat import chat
     from app.cli.config_cmd import config
     from app.cli.eval import eval_command
+    from app.cli.finetune import finetune
     from app.cli.mcp import mcp
     from app.cli.models import models
     from app.cli.run import run
@@ -50,7 +51,8 @@ def _add_commands() -> None:
     from app.cli.sessions import sessions
     from app.cli.tools import tools
 
-    for command in (chat, models, config, mcp, sessions, run, sandbox, eval_command, tools):
+    for command in (chat, models, config, mcp, sessions, run, sandbox, eval_command, tools,
+                    finetune):
         main.add_command(command)
     register_placeholders(main)
 

@@ -10,9 +10,7 @@ import click
 
 from app.cli.common import EXIT_FAILURE, fail
 
-PLANNED = {
-    "finetune": "Improve the model from your sessions (rubric-based RL, LoRA).",
-}
+PLANNED: dict[str, str] = {}
 
 
 def _planned(name: str, summary: str) -> click.Command:

@@ -1,0 +1,138 @@
+"""``deskmate finetune``: improve the model from your sessions (rubric-based RL, LoRA).
+
+The run happens in a child process (``python -m finetune.run``): training holds GPU
+memory and may crash without taking the CLI along. Its progress comes back as JSON
+lines, kept in the run folder (``progress.jsonl``) and shown as text, or passed
+through as they are with ``--json-progress``. torch is imported only in that child.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from app.cli.common import EXIT_FAILURE, EXIT_USAGE, Env, fail
+
+
+@click.group("finetune", invoke_without_command=True)
+@click.option("--tasks", "source", default="sessions", show_default=True,
+              help="Where tasks come from: sessions (answers you rated up or accepted), "
+                   "suite:PATH (an eval suite), or generate (the judge writes tasks for "
+                   "your connected tools).")
+@click.option("--steps", type=click.IntRange(min=1), default=40, show_default=True,
+              help="GRPO steps.")
+@click.option("--group", "group", type=click.IntRange(min=2), default=4, show_default=True,
+              help="Rollouts per task (G); advantages compare them.")
+@click.option("--tasks-per-step", type=click.IntRange(min=1), default=4, show_default=True)
+@click.option("--judge", default="", help="Judge model: a registry name or .gguf path, or "
+              "'openai' for the configured endpoint (default: the serving model).")
+@click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default="auto",
+              show_default=True, help="cpu is for tiny models only.")
+@click.option("--model", "-m", help="Model to improve (default: the configured one).")
+@click.option("--rubrics", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="An edited rubrics.toml (from an earlier run's folder) to use.")
+@click.option("--lr", type=float, default=None, help="Learning rate (default 2e-5).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--resume", "resume", type=int, help="Continue run RUN from its last checkpoint.")
+@click.option("--json-progress", is_flag=True, help="Print progress as JSON lines.")
+@click.pass_context
+def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_step: int,
+             judge: str, device: str, model: str | None, rubrics: Path | None,
+             lr: float | None, seed: int, resume: int | None, json_progress: bool) -> None:
+    """Improve the model from your sessions: GRPO on LoRA, scored by rubrics.
+
+    Runs the agent on tasks from your sessions (or a suite, or generated ones), scores
+    every attempt with a judge model and the task's checks, and trains a LoRA adapter
+    for the model you serve; tool calls that could change anything are replayed from
+    your sessions or refused. Ends with a before/after evaluation on held-out tasks;
+    `deskmate finetune use RUN` then switches the app to the adapter. Needs an NVIDIA
+    GPU, except for tiny models (`--model tiny --device cpu`).
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from finetune.run import RunSpec
+    from finetune.runs import find_run, start_run
+
+    env: Env = ctx.obj
+    if resume is not None:
+        try:
+            spec, run_dir = find_run(resume)
+        except LookupError as exc:
+            fail(str(exc), EXIT_USAGE)
+    else:
+        if not (source in ("sessions", "generate") or source.startswith("suite:")):
+            fail(f"--tasks {source!r}: use sessions, generate or suite:PATH", EXIT_USAGE)
+        serving, train_base = _models(env, model)
+        grpo = {"steps": steps, "group_size": group, "tasks_per_step": tasks_per_step,
+                "seed": seed, **({"learning_rate": lr} if lr is not None else {})}
+        spec, run_dir = start_run(RunSpec(
+            base=train_base, serving_gguf=str(serving), tasks=source, judge=judge,
+            device=device, rubrics=str(rubrics or ""), grpo=grpo))
+    click.echo(f"finetune run {spec.run_id}: {run_dir}", err=True)
+    code = _follow(run_dir, json_progress)
+    if code == 0 and not json_progress:
+        click.echo(f"done. Use the adapter with: deskmate finetune use {spec.run_id}", err=True)
+    sys.exit(code)
+
+
+def _models(env: Env, model: str | None) -> tuple[Path, str]:
+    """The serving GGUF, and what to train: its registry checkpoint, else the GGUF."""
+    from app.llm.registry import parse_model_spec, resolve_model
+
+    name = model or env.model or env.config.model.name
+    if not name:
+        fail("no model configured: pass --model NAME (e.g. --model tiny for a CPU try)",
+             EXIT_USAGE)
+    path = resolve_model(name)
+    entry = parse_model_spec(name).entry
+    return path, (entry.train if entry and entry.train else str(path))
+
+
+def _follow(run_dir: Path, json_progress: bool) -> int:
+    from finetune.run import _human
+
+    cmd = [sys.executable, "-m", "finetune.run", str(run_dir / "spec.json"), "--json-progress"]
+    with open(run_dir / "progress.jsonl", "a", encoding="utf-8") as log, \
+            subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None
+        try:
+            for raw in child.stdout:
+                log.write(raw)
+                log.flush()
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    click.echo(raw.rstrip(), err=True)
+                    continue
+                click.echo(raw.rstrip() if json_progress else _human(line))
+            return child.wait()
+        except KeyboardInterrupt:
+            child.terminate()
+            child.wait()
+            click.echo(f"interrupted; continue with --resume {run_dir.name.removeprefix('run-')}",
+                       err=True)
+            return 130
+
+
+@finetune.command("use")
+@click.argument("run_id", type=int)
+@click.pass_obj
+def use(env: Env, run_id: int) -> None:
+    """Serve the adapter of finetune run RUN_ID (sets [model] adapter)."""
+    from app.config import update_config
+    from finetune.runs import activate
+
+    try:
+        path = activate(run_id)
+    except LookupError as exc:
+        fail(str(exc), EXIT_FAILURE)
+    if not path.exists():
+        fail(f"the adapter of run {run_id} is gone: {path}", EXIT_FAILURE)
+    update_config(lambda data: data.setdefault("model", {}).update(adapter=str(path)),
+                  env.config_path)
+    click.echo(f"[model] adapter = {path}")
+
