@@ -23,7 +23,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -169,8 +169,10 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
 
     config = spec.config()
     device = resolve_device(spec.device)
-    if device == "cpu" and not cpu_allowed(spec.base):
-        raise SystemExit(f"no CUDA GPU: training {spec.base} on the CPU would take days. "
+    # On the CPU the policy is read from the serving GGUF itself (no checkpoint download).
+    base = spec.serving_gguf if device == "cpu" else spec.base
+    if device == "cpu" and not cpu_allowed(base):
+        raise SystemExit(f"no CUDA GPU: training {base} on the CPU would take days. "
                          "The CPU path is for tiny models only (a .gguf under 1 GB, e.g. "
                          "`--model tiny`); run on a machine with an NVIDIA GPU.")
     db = open_db(Path(spec.db_path) if spec.db_path else None)
@@ -185,10 +187,10 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
                              "or use --tasks generate / --tasks suite:PATH")
         emit({"event": "tasks", "train": len(train_tasks), "heldout": len(heldout),
               "source": spec.tasks})
-        policy = load_policy(spec.base, PolicyConfig(
+        policy = load_policy(base, PolicyConfig(
             lora_rank=config.lora_rank, lora_alpha=config.lora_alpha, device=device,
             seed=config.seed))
-        emit({"event": "policy", "base": spec.base, "device": policy.device,
+        emit({"event": "policy", "base": base, "device": policy.device,
               "backend": policy.backend})
         settings = RolloutSettings(mode=spec.mode, limits=_limits(config))
         judge = Judge(judge_model() if _needs_judge(tasks) else None)
@@ -278,12 +280,12 @@ def _prepare_tasks(spec: RunSpec, db: Any, run_dir: Path, judge_model: Callable[
     found = T.split_heldout(found[: spec.max_tasks], spec.heldout, seed=spec.config().seed)
     if spec.rubrics:
         edited = {e.key: e.rubric for e in load_toml(Path(spec.rubrics)).entries}
-        found = [T.replace(t, rubric=edited.get(t.key, t.rubric)) for t in found]
+        found = [replace(t, rubric=edited.get(t.key, t.rubric)) for t in found]
     tools = _tool_listing(hub)
     for i, task in enumerate(found):
         if not task.rubric.criteria and not task.rubric.checks.as_dict():
             rubric = generate_rubric(judge_model(), task.prompt, tools)
-            found[i] = T.replace(task, rubric=rubric)
+            found[i] = replace(task, rubric=rubric)
             emit({"event": "rubric", "task": task.key, "criteria": len(rubric.criteria)})
     stored = T.save_tasks(db, found)
     write_toml(run_dir / "rubrics.toml",
