@@ -150,7 +150,7 @@ def test_sampling_is_seeded_and_logprobs_match_the_loss(policy, chat):
     first = complete(chat, CONVERSATION, params).text
     again = complete(chat, CONVERSATION, params).text
     other = [complete(chat, CONVERSATION, GenerationParams(
-        max_tokens=8, temperature=1.0, seed=s)).text for s in (1, 2)]
+        max_tokens=8, temperature=1.0, seed=s)).text for s in (1,)]
     assert first == again
     assert len({first, *other}) > 1  # sampling, not greedy
     record = chat.records[0]
