@@ -97,8 +97,8 @@ def train(policy: Any, tasks: Sequence[TrainTask], config: GRPOConfig, judge: Ju
         with policy.model.disable_adapter():
             return batch_logprobs(policy, prompts, completions)
 
-    started = time.perf_counter()
-    for step in range(state.step + 1, config.steps + 1):
+    started, first = time.perf_counter(), state.step
+    for step in range(first + 1, config.steps + 1):
         t0 = time.perf_counter()
         chosen = [by_key[k] for k in pick_tasks(list(by_key), config, step)]
 
@@ -135,7 +135,7 @@ def train(policy: Any, tasks: Sequence[TrainTask], config: GRPOConfig, judge: Ju
             "tokens_per_s_generate": round(gen_tokens / max(t1 - t0, 1e-9), 1),
             "tokens_per_s_train": round(stats.tokens / max(t3 - t2, 1e-9), 1),
             "step_s": round(t3 - t0, 2),
-            "eta_s": round((time.perf_counter() - started) / (step - state.step)
+            "eta_s": round((time.perf_counter() - started) / (step - first)
                            * (config.steps - step), 1),
         }
         state.history.append(line)

@@ -69,7 +69,9 @@ def tiny_run(gguf: Path, run_dir: Path, config: GRPOConfig = CONFIG,
         "history": result.history, "adapter": adapter, "correlation": correlation,
         "reward_first": steps[0]["reward_mean"], "reward_last": steps[-1]["reward_mean"],
         "load_s": loaded - started, "train_s": trained - loaded,
-        "tokens_per_s_train": _mean([s["tokens_per_s_train"] for s in steps]),
+        # steps whose groups all lacked variance trained nothing: not a speed
+        "tokens_per_s_train": _mean([s["tokens_per_s_train"] for s in steps
+                                     if s["tokens_trained"]]),
         "tokens_per_s_generate": _mean([s["tokens_per_s_generate"] for s in steps]),
         "total_s": time.perf_counter() - started,
     }
