@@ -256,13 +256,16 @@ def _lazy_judge(spec: RunSpec, stack: contextlib.ExitStack) -> Callable[[], Any]
 
 def _prepare_tasks(spec: RunSpec, db: Any, run_dir: Path, judge_model: Callable[[], Any],
                    stack: contextlib.ExitStack, emit: Emit) -> tuple[list[TrainTask], Any]:
+    """The run's tasks with rubrics, and the hub their tools live on (None: no tools).
+
+    The first time, tasks are gathered, stored and listed in ``tasks.json``; a resumed
+    run reads that list back, so it trains on exactly the same tasks.
+    """
     from finetune import tasks as T
     from finetune.rubrics import RubricEntry, RubricSet, generate_rubric, load_toml, write_toml
 
     hub = None
-    if spec.tasks.startswith("suite:"):
-        found = T.from_suite(Path(spec.tasks.removeprefix("suite:")))
-    else:
+    if not spec.tasks.startswith("suite:"):
         from app.config import load_config
         from app.toolspace import open_hub
 
@@ -270,13 +273,18 @@ def _prepare_tasks(spec: RunSpec, db: Any, run_dir: Path, judge_model: Callable[
         if config.mcp.servers:
             hub = stack.enter_context(open_hub(config))
             hub.start()
-        if spec.tasks == "sessions":
-            found = T.from_sessions(db)
-        elif spec.tasks == "generate":
-            found = T.generate_tasks(judge_model(), _tool_listing(hub), n=spec.max_tasks)
-        else:
-            raise SystemExit(f"unknown task source {spec.tasks!r}: sessions, suite:PATH or "
-                             "generate")
+    listed = run_dir / "tasks.json"
+    if listed.exists():
+        return T.load_tasks(db, json.loads(listed.read_text())), hub
+    if spec.tasks.startswith("suite:"):
+        found = T.from_suite(Path(spec.tasks.removeprefix("suite:")))
+    elif spec.tasks == "sessions":
+        found = T.from_sessions(db)
+    elif spec.tasks == "generate":
+        found = T.generate_tasks(judge_model(), _tool_listing(hub), n=spec.max_tasks)
+    else:
+        raise SystemExit(f"unknown task source {spec.tasks!r}: sessions, suite:PATH or "
+                         "generate")
     found = T.split_heldout(found[: spec.max_tasks], spec.heldout, seed=spec.config().seed)
     if spec.rubrics:
         edited = {e.key: e.rubric for e in load_toml(Path(spec.rubrics)).entries}
@@ -290,6 +298,7 @@ def _prepare_tasks(spec: RunSpec, db: Any, run_dir: Path, judge_model: Callable[
     stored = T.save_tasks(db, found)
     write_toml(run_dir / "rubrics.toml",
                RubricSet(tuple(RubricEntry(t.key, t.prompt, t.rubric) for t in stored)))
+    listed.write_text(json.dumps([t.id for t in stored]))
     return stored, hub
 
 
