@@ -1,0 +1,47 @@
+"""The run's preparation: tasks from the store with rubrics, the editable rubrics.toml,
+and a resumed run that trains on exactly the tasks it started with."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+from app.agent import events as ev
+from app.store import Recorder, open_db, rate
+from finetune.rubrics import load_toml
+from finetune.run import RunSpec, _prepare_tasks
+
+
+def _rated(db, prompt, answer):
+    rec = Recorder.new(db, model="m")
+    rec.record(ev.TurnStarted(turn=1, user_message=prompt))
+    rec.record(ev.FinalAnswer(step=1, text=answer))
+    rec.record(ev.TurnFinished(turn=1, status="answered", steps=1, model_calls=1,
+                               tool_calls=0, prompt_tokens=1, completion_tokens=1, wall_s=0.1))
+    rate(db, rec.session_id, "up")
+
+
+def test_prepare_tasks_stores_lists_and_resumes(home, tmp_path):
+    db = open_db()
+    for i, prompt in enumerate(["Which files are in docs/?", "What changed in the last commit?",
+                                "How many open issues are there?", "Who wrote notes.md?"]):
+        _rated(db, prompt, f"answer {i}")
+    spec = RunSpec(base="b.gguf", serving_gguf="b.gguf", heldout=0.25)
+    events = []
+
+    def no_judge():
+        raise AssertionError("session tasks come with criteria: no judge call")
+
+    with contextlib.ExitStack() as stack:
+        tasks, hub = _prepare_tasks(spec, db, tmp_path, no_judge, stack, events.append)
+    assert hub is None and len(tasks) == 4 and all(t.id for t in tasks)
+    assert [t.split for t in tasks].count("heldout") == 1
+    assert json.loads((tmp_path / "tasks.json").read_text()) == [t.id for t in tasks]
+    rubrics = load_toml(tmp_path / "rubrics.toml")
+    assert [e.key for e in rubrics.entries] == [t.key for t in tasks]
+    assert rubrics.entries[0].rubric == tasks[0].rubric
+    _rated(db, "A new prompt after the run started", "x")
+    with contextlib.ExitStack() as stack:
+        again, _ = _prepare_tasks(spec, db, tmp_path, no_judge, stack, events.append)
+    assert [(t.id, t.prompt, t.split, t.rubric) for t in again] == [
+        (t.id, t.prompt, t.split, t.rubric) for t in tasks]
