@@ -167,6 +167,16 @@ def suite():
     return load_suite(LOCAL)
 
 
+def server_children() -> list[str]:
+    """Our child processes that are MCP servers (each task must stop its own)."""
+    import os
+    import subprocess
+
+    out = subprocess.run(["ps", "-o", "cmd=", "--ppid", str(os.getpid())],
+                         capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if "mcp-server" in line]
+
+
 def settings(bins, mode, **kw):
     return EvalSettings(modes=(mode,), bins=bins, limits=AgentLimits(max_steps=8), **kw)
 
@@ -188,6 +198,7 @@ def test_right_scripts_score_one_through_real_servers(suite, bins, mode, home):
         assert r.error == "", (r.task, r.error)
         assert r.score == 1.0, (r.task, r.answer, r.checks)
         assert r.status == "answered" and r.tool_calls >= 1 and r.model_calls >= 2
+    assert server_children() == []
     summary = outcome.summary["modes"][mode]
     assert summary["success_rate"] == 1.0 and summary["mean_score"] == 1.0
     assert set(summary["tasks"]) == set(SCRIPTED)
@@ -227,6 +238,7 @@ def test_wrong_scripts_score_below_one(suite, bins, mode):
     assert scores["git-fix-typo-hash"] < 1.0
     assert outcome.summary["modes"][mode]["success_rate"] == 0.0
     assert outcome.run_id is None  # nothing recorded without a database
+    assert server_children() == []
 
 
 @pytest.mark.slow

@@ -149,9 +149,10 @@ def run_task(suite: Suite, task: Task, mode: str, model: ChatModel,
                 elif isinstance(event, ev.TurnFinished):
                     finished = event
         finally:
-            if runtime is not None:
-                runtime.close()
-            else:
+            try:
+                if runtime is not None:
+                    runtime.close()  # the sandbox; the hub is ours to close
+            finally:
                 hub.close()
         score = score_task(task, workspace, answer)
     except Exception as exc:
