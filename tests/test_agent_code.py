@@ -140,3 +140,17 @@ def test_cancel_during_a_long_tool_call(hub):
     finally:
         runtime.sandbox.close()
     assert events[-1].status == "cancelled" and events[-1].wall_s < 8
+
+
+def test_unique_tool_names_also_work_bare(hub):
+    events, _, _ = run(hub, [py("print(add(a=40, b=2))"), "Final answer: 42"])
+    assert of(events, ev.Observation)[0].content == "Output:\n42"
+    assert of(events, ev.ToolCallFinished)[0].tool == "add"
+
+
+def test_bare_call_of_a_shadowed_tool_gets_a_hint(hub):
+    # A tool name with no bare alias (here: deleted by the code) gets a NameError that
+    # says how to call it.
+    events, _, _ = run(hub, [py("del add\nadd(a=1, b=2)"), "Final answer: x"])
+    content = of(events, ev.Observation)[0].content
+    assert "NameError" in content and "call it as toy.add(...)" in content

@@ -74,7 +74,13 @@ class ToolBridge:
         by_server = {name: py for py, name in self._servers.items()}
         for (server, py_tool) in self._tools:
             servers[by_server[server]].append(py_tool)
-        return {"servers": servers, "helpers": ["search_tools", "tool_help"]}
+        owners: dict[str, list[str]] = {}
+        for py_server, tools in servers.items():
+            for tool in tools:
+                owners.setdefault(tool, []).append(py_server)
+        aliases = {tool: owners[tool][0] for tool in owners if len(owners[tool]) == 1}
+        return {"servers": servers, "helpers": ["search_tools", "tool_help"],
+                "aliases": aliases}
 
     # ---------------------------------------------------------------- channel
 

@@ -22,6 +22,24 @@ In the Python session:
 - search_tools("what you want to do", k=5) returns matching tools with their signatures.
 - tool_help("server", "tool_name") returns a tool's full signature and documentation.
   Read it before calling a tool for the first time.
+- The session is a sandbox: it cannot see the user's files or the network. Reach them
+  only through the tools.
+
+Example:
+User: What time is it in Tokyo?
+Assistant: I'll find the right tool first.
+```python
+print(search_tools("current time in a timezone", k=3))
+```
+User: Output:
+['time.get_current_time(timezone: str) — Get current time in a specific timezone']
+Assistant: Now I call it.
+```python
+print(time.get_current_time(timezone="Asia/Tokyo"))
+```
+User: Output:
+{{'timezone': 'Asia/Tokyo', 'datetime': '2025-01-01T09:00:00+09:00'}}
+Assistant: Final answer: It is 09:00 in Tokyo.
 
 {index}"""
 

@@ -138,10 +138,21 @@ class Server:
         return f"<server {self._name}: {len(self._tools)} tools; dir() lists them>"
 
 
+# tool name -> the servers that have it, for a hint when code calls a tool bare.
+TOOL_SERVERS: dict[str, list[str]] = {}
+
+
 def build_namespace(channel: Channel, spec: dict) -> dict:
     ns: dict = {"__name__": "__main__", "__builtins__": __builtins__, "ToolError": ToolError}
     for name, tools in (spec.get("servers") or {}).items():
         ns[name] = Server(channel, name, tools)
+        for tool in tools:
+            TOOL_SERVERS.setdefault(tool, []).append(name)
+    # Small models often call a tool bare (`read_file(...)`): a tool name that only one
+    # server has is also a plain function, unless the name is taken.
+    for tool, server in (spec.get("aliases") or {}).items():
+        if tool not in ns and server in ns:
+            ns[tool] = getattr(ns[server], tool)
     helpers = spec.get("helpers") or []
     if "search_tools" in helpers:
         def search_tools(query: str, k: int = 5):
@@ -202,6 +213,10 @@ def format_error(exc: BaseException) -> str:
     lines = ["Traceback (most recent call last):\n"] if frames else []
     lines += traceback.format_list(frames)
     lines += traceback.format_exception_only(exc)
+    name = getattr(exc, "name", None)
+    if isinstance(exc, NameError) and name in TOOL_SERVERS:
+        calls = " or ".join(f"{server}.{name}(...)" for server in TOOL_SERVERS[name])
+        lines.append(f"Hint: {name} is a tool; call it as {calls}\n")
     return "".join(lines).rstrip()
 
 
