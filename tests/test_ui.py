@@ -117,6 +117,28 @@ async def test_allow_tool_then_trust_server(home):
         assert "toy" in app.conversation.policy.trusted_servers
 
 
+@pytest.mark.slow
+async def test_code_mode_runs_a_cell_that_calls_a_tool(home):
+    """The default mode: the model writes Python, the sandbox runs it, tools are asked."""
+    cell = "I'll add them.\n```python\nprint(toy.add(a=2, b=3))\n```"
+    model = scripted(cell, "Final answer: the sum is 5")
+    app = make_app(model, servers=[toy_server()], mode="code")
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        assert app.conversation.active_mode == "code"
+        await ask(app, pilot, "What is 2 + 3?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), 60, "approval")
+        await pilot.press("y")
+        await turn_done(app, pilot, 60)
+        code, tool = list(app.chat.query(ActionBlock))
+        assert (code.kind, code.status, code.preview) == ("code", "ok", "5")
+        assert "print(toy.add(a=2, b=3))" in code.label
+        assert (tool.kind, tool.status, tool.preview) == ("tool", "ok", "5")
+        replies = list(app.chat.query(ReplyBlock))
+        assert [r.source for r in replies] == ["I'll add them.", "the sum is 5"]
+        assert replies[-1].has_class("answer")
+
+
 async def test_escape_cancels_the_turn(home):
     model = SlowModel()
     app = make_app(model)

@@ -53,7 +53,7 @@ def scripted(*replies, chunk: int = 6) -> ScriptedModel:
     return ScriptedModel(list(replies), chunk=chunk)
 
 
-async def wait_for(pilot, predicate, timeout: float = 30.0, what: str = "") -> None:
+async def wait_for(pilot, predicate, timeout: float = 60.0, what: str = "") -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -71,7 +71,7 @@ async def ask(app, pilot, text: str) -> None:
     await pilot.press("enter")
 
 
-async def turn_done(app, pilot, timeout: float = 30.0) -> None:
+async def turn_done(app, pilot, timeout: float = 60.0) -> None:
     await wait_for(pilot, lambda: not app.chat.busy, timeout, "the turn to end")
     await pilot.pause()
 

@@ -241,8 +241,12 @@ class DeskmateApp(ModelWorkers, App[None]):
         """The one place where an unexpected worker failure becomes a visible error."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             error = event.worker.error
-            self.notify(f"{type(error).__name__}: {error}", title="Something failed",
-                        severity="error", timeout=10)
+            # Our own errors already say what failed and what to do; others get their type.
+            known = isinstance(error, ValueError) or type(error).__module__.startswith(
+                ("app.", "tools."))
+            self.notify(str(error) if known else f"{type(error).__name__}: {error}",
+                        title="Not done" if known else "Something failed",
+                        severity="error", timeout=12)
 
     # ---------------------------------------------------------------- actions
 

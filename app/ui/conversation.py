@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.agent import events as ev
-from app.agent.loop import AgentLimits
 from app.config import Config
 from app.llm.base import ChatMessage, ChatModel
 from tools.policy import Approver, Policy
+
+if TYPE_CHECKING:  # the agent loop loads with the first agent, not at start-up
+    from app.agent import events as ev
+    from app.agent.loop import AgentLimits
 
 # Exceptions that mean "the code sandbox cannot run here"; the chat then falls back to
 # eager JSON tool calls (no code execution at all) and says so.
@@ -41,6 +43,8 @@ class Conversation:
     # ---------------------------------------------------------------- building
 
     def limits(self) -> AgentLimits:
+        from app.agent.loop import AgentLimits
+
         cfg = self.config.model
         return AgentLimits(temperature=cfg.temperature, max_tokens=min(cfg.max_tokens, 2048))
 

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 
-def key_rows(app) -> list[tuple[str, str, str]]:
-    """(where, keys, what) for every binding, ``[keys]`` overrides applied."""
+def key_rows(app) -> list[tuple[str, str, str, str]]:
+    """(where, keys, what, config name) for every binding, ``[keys]`` overrides applied."""
     from app.ui.app import DeskmateApp
     from app.ui.approval import ApprovalScreen
     from app.ui.models import ModelsScreen
@@ -20,7 +22,8 @@ def key_rows(app) -> list[tuple[str, str, str]]:
     from app.ui.servers import ServersScreen
     from app.ui.sessions import SessionsScreen
 
-    keymap = {k: v for k, v in dataclasses.asdict(app.config.keys).items() if v}
+    remappable = dataclasses.asdict(app.config.keys)
+    keymap = {k: v for k, v in remappable.items() if v}
     rows = []
     groups = [("everywhere", DeskmateApp.BINDINGS), ("prompt", PromptArea.BINDINGS),
               ("approval", ApprovalScreen.BINDINGS), ("sessions", SessionsScreen.BINDINGS),
@@ -29,10 +32,11 @@ def key_rows(app) -> list[tuple[str, str, str]]:
         for b in bindings:
             assert isinstance(b, Binding)
             keys = keymap.get(b.id or "", b.key) if b.id else b.key
-            rows.append((where, keys, b.description or b.action))
-    rows.append(("prompt", "enter", "Send"))
-    rows.append(("prompt", "up / down", "Previous / next prompt"))
-    rows.append(("everywhere", "ctrl+p", "Command palette: every action by name"))
+            name = b.id if b.id in remappable else ""
+            rows.append((where, keys, b.description or b.action, name))
+    rows.append(("prompt", "enter", "Send", ""))
+    rows.append(("prompt", "up / down", "Previous / next prompt", ""))
+    rows.append(("everywhere", "ctrl+p", "Command palette: every action by name", ""))
     return rows
 
 
@@ -43,12 +47,12 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog-box", id="help"):
-            yield Static("Keys — remap them in the [keys] section of the config",
-                         id="help-title")
+            yield Static(Content("Keys. Those with a config name can be remapped in the "
+                                 "[keys] section of the config."), id="help-title")
             yield DataTable(id="help-keys", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("where", "keys", "what")
+        table.add_columns("where", "keys", "what", "config name")
         for row in key_rows(self.app):
-            table.add_row(*row)
+            table.add_row(*(Text(cell) for cell in row))

@@ -9,4 +9,5 @@ def launch(env: Env) -> None:
     from app.ui.app import DeskmateApp
 
     config = env.config  # a broken config stops us here, before the screen switches
-    DeskmateApp(config, model_spec=env.model).run()
+    # Changes made in the app (servers, model, context) go to the file it was started with.
+    DeskmateApp(config, model_spec=env.model, config_path=env.config_path).run()

@@ -24,11 +24,7 @@ class ModelWorkers:
 
     @work(thread=True, exclusive=True, group="use-model", exit_on_error=False)
     def use_model(self, spec: str) -> None:
-        try:
-            config, value = model_jobs.activate(spec, self.config_path)
-        except ModelError as exc:
-            self.notify(str(exc), title="Cannot use this model", severity="error")
-            return
+        config, value = model_jobs.activate(spec, self.config_path)  # errors: the app shows
         self.post_message(ConfigChanged(config, f"active model: {value}", reload_model=True))
 
     @work(thread=True, exclusive=True, group="download", exit_on_error=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -142,7 +143,7 @@ class ModelsScreen(Screen):
         keep = self.selected
         table.clear()
         for spec, *cells in message.rows:
-            table.add_row(*(Content(c) for c in cells), key=spec)
+            table.add_row(*(Text(c) for c in cells), key=spec)
         if keep in table.rows:
             table.move_cursor(row=table.get_row_index(keep))
 
@@ -192,14 +193,14 @@ class ModelsScreen(Screen):
 
     @work(thread=True, group="models-option", exit_on_error=False)
     def set_option(self, key: str, value: str) -> None:
-        from app.config import ConfigError
         from app.ui.model_jobs import set_model_option
 
-        try:
-            typed: Any = int(value) if key == "context" else value
-            config = set_model_option(key, typed, self.app.config_path)  # type: ignore
-        except (ValueError, ConfigError) as exc:
-            self.notify(str(exc), title="Not changed", severity="error", timeout=10)
-            return
+        typed: Any = value
+        if key == "context":
+            if not value.strip().isdigit():
+                raise ValueError(f"{value!r}: the context size is a number of tokens, e.g. 8192")
+            typed = int(value)
+        # A ConfigError (e.g. below the minimum) reaches the app's worker-failure handler.
+        config = set_model_option(key, typed, self.app.config_path)  # type: ignore
         self.app.post_message(ConfigChanged(config, f"{key} set to {value or 'none'}",
                                             reload_model=True))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -112,7 +113,7 @@ class ServersScreen(Screen):
             state = states.get(name)
             status = "disabled" if not cfg.enabled else (state.status if state else "starting")
             tools = str(len(state.tools)) if state and state.status == "ready" else ""
-            table.add_row(name, status, tools, Content(cfg.describe()), key=name)
+            table.add_row(name, status, tools, Text(cfg.describe()), key=name)
         if keep in table.rows:
             table.move_cursor(row=table.get_row_index(keep))
         self.query_one("#servers-hint", Static).update(
@@ -156,24 +157,21 @@ class ServersScreen(Screen):
 
     @work(thread=True, group="server-edit", exit_on_error=False)
     def edit(self, what: str, *args: Any) -> None:
+        """Change the config; a ServerEditError reaches the app's worker-failure handler."""
         app: Any = self.app
-        try:
-            if what == "add":
-                config = server_jobs.add_server(*args, app.config_path)
-                note = f"added {args[0]}"
-            elif what == "import":
-                config, note = server_jobs.import_servers(
-                    Path(args[0]), set(app.config.mcp.servers), app.config_path)
-                if config is None:
-                    self.notify(note, severity="warning", timeout=10)
-                    return
-            else:
-                name, enabled = args
-                config = server_jobs.set_enabled(name, enabled, app.config_path)
-                note = f"{name} {'enabled' if enabled else 'disabled'}"
-        except server_jobs.ServerEditError as exc:
-            self.notify(str(exc), title="Not changed", severity="error", timeout=10)
-            return
+        if what == "add":
+            config = server_jobs.add_server(*args, app.config_path)
+            note = f"added {args[0]}"
+        elif what == "import":
+            found, note = server_jobs.import_servers(
+                Path(args[0]), set(app.config.mcp.servers), app.config_path)
+            if found is None:
+                raise server_jobs.ServerEditError(note)
+            config = found
+        else:
+            name, enabled = args
+            config = server_jobs.set_enabled(name, enabled, app.config_path)
+            note = f"{name} {'enabled' if enabled else 'disabled'}"
         app.post_message(ConfigChanged(config, note, restart_hub=True))
 
     @work(thread=True, exclusive=True, group="server-restart", exit_on_error=False)

@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Markdown, Static
@@ -85,7 +85,7 @@ class SessionsScreen(Screen):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_column("updated", key="updated")
-        table.add_column("title", key="title", width=36)
+        table.add_column("title", key="title", width=26)
         table.add_column("model", key="model")
         table.add_column("turns", key="turns")
         table.add_column("👍/match", key="extra")
@@ -181,7 +181,7 @@ class SessionsScreen(Screen):
         keep = self.selected
         table.clear()
         for sid, *cells in message.rows:
-            table.add_row(*(Content(c) for c in cells), key=sid)
+            table.add_row(*(Text(c) for c in cells), key=sid)
         if keep is not None and keep in table.rows:
             table.move_cursor(row=table.get_row_index(keep))
         count = len(message.rows)
