@@ -80,11 +80,6 @@ def test_usage_error_exits_2(home):
     assert deskmate("chat", "--max-tokens", "zero", "hi", home=home).returncode == 2
 
 
-def test_planned_commands_say_so(home):
-    result = deskmate("finetune", "--epochs", "1", home=home)
-    assert result.returncode == 1 and "not available in this version yet" in result.stderr
-
-
 @pytest.mark.slow
 def test_chat_streams_an_answer(home, tiny_model_path, tiny_model):
     question = "What is the capital of France?"

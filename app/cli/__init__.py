@@ -16,7 +16,6 @@ import click
 
 from app import __version__
 from app.cli.common import DeskmateGroup, Env
-from app.cli.placeholders import register_placeholders
 
 
 @click.group(cls=DeskmateGroup, invoke_without_command=True,
@@ -54,7 +53,6 @@ def _add_commands() -> None:
     for command in (chat, models, config, mcp, sessions, run, sandbox, eval_command, tools,
                     finetune):
         main.add_command(command)
-    register_placeholders(main)
 
 
 _add_commands()
