@@ -80,13 +80,16 @@ class PacedModel:
         self.replies += 1
         tps = 0 if self.replies == 1 else self.tps
 
-        words = ["word", "text", "more", "data", "**b**", "`c` ", "\n\n- x"]
+        # Prose like a long answer: a paragraph or list item every ~40 tokens, some
+        # inline markup (a block per token would measure widget mounting, not streaming).
+        words = ["word", "text", "more", "data", "**b**", "`c`", "and", "then"]
         out = []
         started = time.perf_counter()
         for i in range(self.tokens):
             if cancel is not None and cancel.is_set():
                 break
-            piece = words[i % len(words)] + (" " if i % 7 else "\n")
+            sep = "\n\n" if i % 40 == 39 else ("\n\n- " if i % 200 == 119 else " ")
+            piece = words[i % len(words)] + sep
             out.append(piece)
             yield Delta(piece)
             if tps:
@@ -104,7 +107,7 @@ async def _wait(pilot, predicate, timeout: float = 120) -> None:
     while not predicate():
         if time.monotonic() > deadline:
             raise TimeoutError("the app did not get there in time")
-        await pilot.pause(0.01)
+        await asyncio.sleep(0.01)  # pilot.pause waits for a quiet screen: never, mid-stream
 
 
 async def stream_and_type() -> tuple[float, float]:
@@ -120,14 +123,15 @@ async def stream_and_type() -> tuple[float, float]:
         prompt = app.chat.query_one("#prompt")
         prompt.load_text("stream please")
         started = time.perf_counter()
-        await pilot.press("enter")
+        prompt.submit()  # not pilot.press: it would wait for the whole stream
+        await _wait(pilot, lambda: app.chat.busy)
         await _wait(pilot, lambda: not app.chat.busy)
-        await pilot.pause()
         tok_s = STREAM_TOKENS / (time.perf_counter() - started)
 
         prompt.load_text("again")
-        await pilot.press("enter")
-        await pilot.pause(0.5)
+        prompt.submit()
+        await _wait(pilot, lambda: app.chat.busy)
+        await asyncio.sleep(0.5)
         latencies = []
         for _ in range(KEYS):
             if not app.chat.busy:

@@ -38,8 +38,8 @@ async def test_a_streamed_answer_is_rendered_and_recorded(home):
         await ready(app, pilot)
         await ask(app, pilot, "Tell me something")
         await turn_done(app, pilot)
-        deltas = events(posted, "ModelDelta")
-        assert len(deltas) > 10 and "".join(d.text for d in deltas) == ANSWER
+        deltas = events(posted, "ModelDelta")  # joined when they come faster than 30/s
+        assert deltas and "".join(d.text for d in deltas) == ANSWER
         answer = app.chat.query_one(ReplyBlock)
         assert answer.source == ANSWER and answer.has_class("answer")
         assert app.chat.query_one(FeedbackBar).turn == 1

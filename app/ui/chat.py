@@ -9,8 +9,10 @@ are unmounted past ``MAX_BLOCKS``: the full session stays in the store.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
+import time
 from collections import deque
 
 from textual import on, work
@@ -28,6 +30,7 @@ from app.ui.messages import AgentEventPosted, FeedbackStored, TurnEnded
 from app.ui.prompt import PromptArea
 
 MAX_BLOCKS = 200
+DELTA_HZ = 30  # most streamed-text messages a second
 RESUME_TURNS = 40  # turns redrawn when a session is resumed
 _TOOL_CALL = re.compile(r"<tool_call>.*?(</tool_call>|$)", re.S)
 _STOPS = {"max_steps": "it used every step it may take", "max_tool_calls": "the tool call "
@@ -107,9 +110,30 @@ class ChatView(Vertical):
 
     @work(thread=True, exclusive=True, group="turn", exit_on_error=False)
     def run_turn(self, conversation, text: str, cancel: threading.Event) -> None:
+        pending: list[ev.ModelDelta] = []
+        last = 0.0
+
+        def flush() -> None:
+            if pending:
+                joined = "".join(d.text for d in pending)
+                self.post_message(AgentEventPosted(dataclasses.replace(pending[0],
+                                                                       text=joined)))
+                pending.clear()
+
         try:
+            # Deltas that arrive faster than the screen redraws are joined (at most
+            # DELTA_HZ messages a second), so a fast model never floods the event loop.
             for event in conversation.run(text, cancel):
+                if isinstance(event, ev.ModelDelta) and (
+                        not pending or pending[0].step == event.step):
+                    pending.append(event)
+                    if (now := time.monotonic()) - last >= 1 / DELTA_HZ:
+                        last = now
+                        flush()
+                    continue
+                flush()
                 self.post_message(AgentEventPosted(event))
+            flush()
         finally:  # a crash still ends the turn; the app's worker handler shows the error
             self.post_message(TurnEnded())
 
