@@ -34,7 +34,8 @@ def servers_file(tmp_path):
 @pytest.mark.parametrize("mode", ["code", "eager"])
 def test_run_json_with_the_tiny_model(home, tiny_model_path, servers_file, mode):
     result = deskmate("run", "-m", str(tiny_model_path), "--mcp-config", str(servers_file),
-                      "--mode", mode, "--max-steps", "3", "--json", "--yes",
+                      "--mode", mode, "--max-steps", "3", "--max-tokens", "96", "--json",
+                      "--yes",
                       "Add 2 and 3 with the toy server.", home=home)
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout.strip().splitlines()[-1])

@@ -26,11 +26,14 @@ from app.cli.model_loading import load_model
 @click.option("--yes-all", is_flag=True, help="Approve every tool call, destructive ones too.")
 @click.option("--max-steps", type=click.IntRange(min=1),
               help="Model calls before the agent stops (default: [agent] max_steps).")
+@click.option("--max-tokens", type=click.IntRange(min=1),
+              help="Most tokens per model reply (default: [model] max_tokens, at most 2048).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @click.option("--no-record", is_flag=True, help="Do not save the session.")
 @click.pass_obj
 def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | None,
-        mode: str | None, yes: bool, yes_all: bool, max_steps: int | None, as_json: bool,
+        mode: str | None, yes: bool, yes_all: bool, max_steps: int | None,
+        max_tokens: int | None, as_json: bool,
         no_record: bool) -> None:
     """Solve TASK with the agent (`-` reads it from standard input)."""
     from app import paths
@@ -47,7 +50,8 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
                     yes_all=yes_all, approver=_ask if interactive else None)
     llm = load_model(env, model)
     mode = mode or env.config.agent.mode
-    limits, sandbox_limits = limits_from_config(env.config, max_steps=max_steps)
+    limits, sandbox_limits = limits_from_config(env.config, max_steps=max_steps,
+                                                max_tokens=max_tokens)
     hub = Hub(servers, mcp_log_dir()) if servers else None
     try:
         if hub is not None:
