@@ -127,3 +127,16 @@ def test_list_and_test_connect_for_real(home):
     rows = {r["name"]: r for r in json.loads(
         deskmate("mcp", "list", "--json", home=home).stdout)}
     assert rows["broken"]["status"] == "disabled"
+
+
+def test_mcp_config_flag_replaces_the_servers_for_one_run(home, tmp_path):
+    deskmate("mcp", "add", "kept", "--", "cmd", home=home)
+    source = tmp_path / ".mcp.json"
+    source.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}}))
+    env = {**os.environ, "DESKMATE_HOME": str(home)}
+    result = subprocess.run([sys.executable, "-m", "app.cli", "--mcp-config", str(source),
+                             "mcp", "list", "--offline", "--json"],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert [row["name"] for row in json.loads(result.stdout)] == ["other"]
+    assert set(servers_in(home)) == {"kept"}  # the config file is untouched

@@ -25,13 +25,17 @@ from app.cli.common import DeskmateGroup, Env
               help="Config file to use (default: DESKMATE_CONFIG or the user config dir).")
 @click.option("--model", "-m", help="Model for this run: registry name, hf:OWNER/REPO/FILE, "
               "or a .gguf path.")
+@click.option("--mcp-config", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Use the MCP servers in this file (Claude/.mcp.json dialects) for this run "
+                   "instead of the config's.")
 @click.pass_context
-def main(ctx: click.Context, config_path: Path | None, model: str | None) -> None:
+def main(ctx: click.Context, config_path: Path | None, model: str | None,
+         mcp_config: Path | None) -> None:
     """deskmate — a local agent for your terminal, your tools, your models.
 
     Run without a command to open the app.
     """
-    ctx.obj = Env(config_path=config_path, model=model)
+    ctx.obj = Env(config_path=config_path, model=model, mcp_config=mcp_config)
     if ctx.invoked_subcommand is None:
         from app.ui.launch import launch
 

@@ -21,13 +21,32 @@ class Env:
 
     config_path: Path | None = None
     model: str | None = None
+    mcp_config: Path | None = None  # a servers file that replaces [mcp.servers] for this run
     _config: Config | None = field(default=None, repr=False)
 
     @property
     def config(self) -> Config:
         if self._config is None:
-            self._config = load_config(self.config_path)
+            config = load_config(self.config_path)
+            if self.mcp_config is not None:
+                config = _with_servers_from(config, self.mcp_config)
+            self._config = config
         return self._config
+
+
+def _with_servers_from(config: Config, path: Path) -> Config:
+    from dataclasses import replace
+
+    from tools.hub.dialects import ImportError_, load_server_file
+
+    try:
+        result = load_server_file(path)
+    except ImportError_ as exc:
+        fail(str(exc), EXIT_FAILURE)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    servers = {server.name: server for server in result.servers}
+    return replace(config, mcp=replace(config.mcp, servers=servers))
 
 
 def fail(message: str, code: int = EXIT_FAILURE) -> None:
