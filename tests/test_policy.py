@@ -66,3 +66,18 @@ def test_allowing_a_destructive_tool_asks_again_but_trusting_the_server_does_not
 
 def test_config_trust():
     assert Policy(trusted_servers={"fs"}).decide(req(DELETE)).decision == "auto"
+
+
+def test_will_ask_matches_who_decides():
+    def asker(request):
+        return "allow_once"
+
+    assert not Policy(approver=asker).will_ask(READ)
+    assert Policy(approver=asker).will_ask(WRITE)
+    assert not Policy(approver=asker, yes=True).will_ask(WRITE)
+    assert Policy(approver=asker, yes=True).will_ask(DELETE)
+    assert not Policy().will_ask(WRITE)  # nobody to ask: denied, not asked
+    for policy in (Policy(approver=asker), Policy(approver=asker, yes=True), Policy()):
+        for tool in (READ, WRITE, DELETE):
+            asked = policy.will_ask(tool)
+            assert asked == (policy.decide(req(tool)).decided_by == "user")

@@ -56,13 +56,21 @@ class Policy:
             return False
         return not ((tool.server, tool.name) in self.allowed_tools and not tool.destructive)
 
+    def _flag_allows(self, tool: ToolSpec) -> bool:
+        return self.yes_all or (self.yes and not tool.destructive)
+
+    def will_ask(self, tool: ToolSpec) -> bool:
+        """Whether ``decide`` will put this call to the user (front ends show a prompt)."""
+        return (self.needs_approval(tool) and not self._flag_allows(tool)
+                and self.approver is not None)
+
     def decide(self, request: ApprovalRequest) -> Verdict:
         tool = request.tool
         if not self.needs_approval(tool):
             why = "trusted server" if tool.server in self.trusted_servers else (
                 "read-only tool" if tool.read_only else "allowed for this session")
             return Verdict(True, "auto", "policy", why)
-        if self.yes_all or (self.yes and not tool.destructive):
+        if self._flag_allows(tool):
             return Verdict(True, "allow_once", "flag", "--yes-all" if self.yes_all else "--yes")
         if self.approver is None:
             flag = "--yes-all" if tool.destructive else "--yes"

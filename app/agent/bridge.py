@@ -162,8 +162,7 @@ class ToolBridge:
         self.emit(ToolCallStarted(call_id=call_id, step=self.step, server=real,
                                   tool=spec.name, arguments=arguments))
         request = ApprovalRequest(call_id, spec, arguments)
-        if self.policy.needs_approval(spec) and self.policy.approver is not None and not (
-                self.policy.yes_all or (self.policy.yes and not spec.destructive)):
+        if self.policy.will_ask(spec):
             self.emit(ToolApprovalNeeded(call_id=call_id, server=real, tool=spec.name,
                                          arguments=arguments, annotations=spec.annotations))
         verdict = self.policy.decide(request)
