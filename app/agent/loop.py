@@ -193,25 +193,22 @@ class Agent:
         return False
 
     def _execute(self, code: str, cancel: threading.Event):
-        """Run a cell in a helper thread, passing on the bridge's events as they happen."""
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cell") as pool:
-            future = pool.submit(self.sandbox.execute, code, cancel=cancel)
-            while not future.done():
-                yield from self._drain(0.02)
-            yield from self._drain(0)
-            return future.result()
+        return (yield from self._in_thread(self.sandbox.execute, code, cancel=cancel))
 
-    def _drain(self, wait: float):
-        try:
-            event = self._events.get(timeout=wait) if wait else self._events.get_nowait()
-        except Empty:
-            return
-        yield event
-        while True:
-            try:
-                yield self._events.get_nowait()
-            except Empty:
-                return
+    def _in_thread(self, fn: Any, *args: Any, **kwargs: Any):
+        """Run ``fn`` in a helper thread, passing on the bridge's events as they happen
+        (tool calls report from that thread); return its result or raise its error."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-work") as pool:
+            future = pool.submit(fn, *args, **kwargs)
+            while True:
+                done = future.done()  # read first: events queued before it must pass
+                while True:
+                    try:
+                        yield self._events.get(timeout=0.02 if not done else 0)
+                    except Empty:
+                        break
+                if done:
+                    return future.result()
 
     def _observation(self, result: Any) -> str:
         parts = []
@@ -253,13 +250,9 @@ class Agent:
 
     def _eager_call(self, call: EagerCall, cancel: threading.Event):
         assert self.bridge is not None
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool") as pool:
-            future = pool.submit(self.bridge.call_json, call.server, call.tool, call.arguments)
-            while not future.done():
-                yield from self._drain(0.02)
-            yield from self._drain(0)
-            try:
-                value = future.result()
-            except BridgeError as exc:
-                return f"Error: {exc}"
+        try:
+            value = yield from self._in_thread(self.bridge.call_json, call.server, call.tool,
+                                               call.arguments)
+        except BridgeError as exc:
+            return f"Error: {exc}"
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
