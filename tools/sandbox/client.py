@@ -95,7 +95,6 @@ class Sandbox:
         self._plan: Plan | None = None
         self._uid: int | None = None
         self._worker: _Worker | None = None
-        self._lost = False  # the worker died between cells: the next result says so
         self._lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------
@@ -131,7 +130,6 @@ class Sandbox:
         """A fresh worker: every variable is gone (the caller asked, so no state_lost)."""
         with self._lock:
             self._stop()
-            self._lost = False
             self.start()
 
     def close(self) -> None:
@@ -225,12 +223,11 @@ class Sandbox:
         worker cannot be started at all)."""
         with self._lock:
             began = time.monotonic()
-            lost = self._lost
+            lost = False  # the worker died between cells: this result says so
             if self._worker is None or self._worker.proc.poll() is not None:
-                lost = lost or self._worker is not None
+                lost = self._worker is not None
                 self._stop()
                 self.start()
-            self._lost = False
             assert self._worker is not None
             limit = self._limits.cell_timeout_s if timeout is None else timeout
             out = OutputBuffer(self._limits.output_chars)
