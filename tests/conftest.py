@@ -46,6 +46,18 @@ def tiny_model(tiny_model_path):
     model.close()
 
 
+@pytest.fixture(scope="session")
+def tiny_policy(tiny_model_path):
+    """SmolLM2 as a trainable policy (transformers + fresh LoRA, on the CPU).
+
+    Read from the GGUF once per session: transformers dequantizes it, ~40 s. Its LoRA B
+    matrices start at zero; a test that changes them puts them back.
+    """
+    from finetune.policy import PolicyConfig, load_policy
+
+    return load_policy(tiny_model_path, PolicyConfig(device="cpu", max_seq_len=512))
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch) -> Path:
     """An isolated DESKMATE_HOME; the real user's config is never read or written."""

@@ -152,11 +152,11 @@ def test_refuses_what_llamacpp_cannot_apply(tmp_path):
 # ---------------------------------------------------------------- against llama.cpp
 
 
-@pytest.fixture(scope="module")
-def policy(tiny_model_path):
-    from finetune.policy import PolicyConfig, load_policy
-
-    return load_policy(tiny_model_path, PolicyConfig(device="cpu", max_seq_len=256))
+@pytest.fixture
+def policy(tiny_policy):
+    """The session's policy; the LoRA a test randomizes is zero again after it."""
+    yield tiny_policy
+    randomize_lora(tiny_policy.model, std=0.0)
 
 
 @pytest.fixture(scope="module")

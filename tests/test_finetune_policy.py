@@ -25,11 +25,9 @@ CONVERSATION = [
 ]
 
 
-@pytest.fixture(scope="module")
-def policy(tiny_model_path):
-    from finetune.policy import PolicyConfig, load_policy
-
-    return load_policy(tiny_model_path, PolicyConfig(device="cpu", max_seq_len=512))
+@pytest.fixture
+def policy(tiny_policy):
+    return tiny_policy
 
 
 @pytest.fixture
