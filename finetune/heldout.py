@@ -8,9 +8,7 @@ run with one ``eval_results`` row per task, so the two line up on ``task_id``.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +22,9 @@ EVAL_TEMPERATURE = 0.0  # greedy: the difference should come from the adapter, n
 def evaluate_heldout(db: Any, spec: Any, tasks: Sequence[TrainTask], judge: Judge,
                      environment: Callable, adapter: Path, adapter_id: int,
                      emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    from app.agent.loop import AgentLimits
     from app.llm.llamacpp import LlamaCppModel
 
-    config = spec.config()
-    settings = RolloutSettings(mode=spec.mode, limits=AgentLimits(
-        max_steps=config.max_model_calls, max_tokens=config.max_new_tokens,
-        temperature=EVAL_TEMPERATURE))
+    settings = RolloutSettings.of(spec.mode, spec.config(), temperature=EVAL_TEMPERATURE)
     out: dict[str, Any] = {}
     for which, adapter_path in (("base", None), ("adapter", adapter)):
         model = LlamaCppModel(spec.serving_gguf, context=8192, seed=0, adapter=adapter_path)
@@ -49,19 +43,15 @@ def _evaluate(db: Any, spec: Any, which: str, model: Any, tasks: Sequence[TrainT
               judge: Judge, environment: Callable, settings: RolloutSettings,
               adapter_id: int | None) -> tuple[int, float]:
     from app.store.db import transaction
+    from finetune.eval.record import finish_run, start_run
 
-    with transaction(db) as conn:
-        run_id = int(conn.execute(
-            "INSERT INTO runs (kind, base_model, config, status, started_at) "
-            "VALUES ('eval', ?, ?, 'running', ?)",
-            (spec.serving_gguf, json.dumps({"finetune_run": spec.run_id, "which": which,
-                                            "tasks": [t.id for t in tasks]}),
-             time.time())).lastrowid)
+    run_id = start_run(db, model=spec.serving_gguf, config={
+        "finetune_run": spec.run_id, "which": which, "tasks": [t.id for t in tasks]})
     rewards = []
     for task in tasks:
         with environment(task) as (hub, gate):
             rollout = run_rollout(model, task.key, task.prompt, gate, hub=hub,
-                                  settings=replace(settings))
+                                  settings=settings)
         scored = judge.score_group(task.prompt, task.rubric,
                                    [(rollout.transcript, rollout.answer)])[0]
         rewards.append(scored.reward)
@@ -76,8 +66,6 @@ def _evaluate(db: Any, spec: Any, which: str, model: Any, tasks: Sequence[TrainT
                  len([m for m in rollout.transcript if m.role == "assistant"]),
                  rollout.tool_calls, rollout.wall_s, json.dumps(details)))
     mean = sum(rewards) / len(rewards) if rewards else 0.0
-    with transaction(db) as conn:
-        conn.execute("UPDATE runs SET status = 'finished', metrics = ?, finished_at = ? "
-                     "WHERE id = ?", (json.dumps({"reward_mean": mean, "tasks": len(tasks)}),
-                                      time.time(), run_id))
+    finish_run(db, run_id, status="finished", metrics={"reward_mean": mean,
+                                                       "tasks": len(tasks)})
     return run_id, mean

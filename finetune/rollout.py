@@ -23,7 +23,7 @@ from typing import Any
 from app.agent import events as ev
 from app.agent.loop import AgentLimits
 from app.llm.base import ChatMessage, ChatModel, GenerationParams, StreamEvent
-from finetune.grpo import Sample
+from finetune.grpo import GRPOConfig, Sample
 from finetune.toolgate import GatedHub, ToolGate, TrainingPolicy
 
 
@@ -72,6 +72,14 @@ def rollout_seed(seed: int, step: int, task_key: str, index: int) -> int:
 class RolloutSettings:
     mode: str = "code"  # the agent's mode: code (sandbox) or eager (native tool calls)
     limits: AgentLimits = AgentLimits(max_steps=6, max_tokens=512, temperature=1.0)
+
+    @classmethod
+    def of(cls, mode: str, config: GRPOConfig, temperature: float | None = None
+           ) -> RolloutSettings:
+        """The agent limits of ``config`` (at ``temperature`` instead of its own, if given)."""
+        return cls(mode, AgentLimits(
+            max_steps=config.max_model_calls, max_tokens=config.max_new_tokens,
+            temperature=config.temperature if temperature is None else temperature))
 
 
 def run_rollout(model: ChatModel, task_key: str, prompt: str, gate: ToolGate, *,

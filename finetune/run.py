@@ -192,7 +192,7 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
             seed=config.seed))
         emit({"event": "policy", "base": base, "device": policy.device,
               "backend": policy.backend})
-        settings = RolloutSettings(mode=spec.mode, limits=_limits(config))
+        settings = RolloutSettings.of(spec.mode, config)
         judge = Judge(judge_model() if _needs_judge(tasks) else None)
         environment = _environment(hub, db)
         result = train(policy, train_tasks, config, judge, run_dir=run_dir,
@@ -214,13 +214,6 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
         return metrics
     finally:
         stack.close()
-
-
-def _limits(config: GRPOConfig):
-    from app.agent.loop import AgentLimits
-
-    return AgentLimits(max_steps=config.max_model_calls, max_tokens=config.max_new_tokens,
-                       temperature=config.temperature)
 
 
 def _needs_judge(tasks: Sequence[TrainTask]) -> bool:

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.agent.loop import AgentLimits
 from finetune.grpo import GRPOConfig
 from finetune.judge import Judge
 from finetune.rollout import RolloutSettings
@@ -55,11 +54,8 @@ def tiny_run(gguf: Path, run_dir: Path, config: GRPOConfig = CONFIG,
         if emit is not None:
             emit(line)
 
-    settings = RolloutSettings(mode="eager", limits=AgentLimits(
-        max_steps=config.max_model_calls, max_tokens=config.max_new_tokens,
-        temperature=config.temperature))
     result = train(policy, tiny_tasks(), config, Judge(None), run_dir=run_dir,
-                   settings=settings, emit=record)
+                   settings=RolloutSettings.of("eager", config), emit=record)
     trained = time.perf_counter()
     adapter = export_gguf_adapter(policy.model, run_dir / "adapter.gguf", base_gguf=gguf,
                                   overwrite=True)
