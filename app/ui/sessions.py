@@ -109,7 +109,8 @@ class SessionsScreen(Screen):
 
     @work(thread=True, exclusive=True, group="sessions-list", exit_on_error=False)
     def load(self, query: str) -> None:
-        from app.store import get_session, list_sessions, open_db, search
+        from app.store import list_sessions, open_db, search
+        from app.store.sessions import get_summary
 
         db = open_db()
         try:
@@ -119,7 +120,7 @@ class SessionsScreen(Screen):
                     seen.setdefault(hit.session_id, hit)
                 rows = []
                 for sid, hit in seen.items():
-                    s = get_session(db, sid).summary
+                    s = get_summary(db, sid)  # not get_session: that reads every message
                     rows.append((sid, when(s.updated_at), s.title or "(untitled)", s.model,
                                  str(s.turns), hit.snippet))
             else:
