@@ -1,8 +1,12 @@
 """Before and after: the serving GGUF with and without the new adapter, on held-out tasks.
 
-Both run on llama.cpp exactly as the app would serve them, through the same agent,
-tool gate and judge as training, at a low temperature; each is stored as an ``eval``
-run with one ``eval_results`` row per task, so the two line up on ``task_id``.
+Both run greedy on llama.cpp exactly as the app would serve them, and each is stored as
+an ``eval`` run with one ``eval_results`` row per task, so the two line up on ``task_id``:
+- tasks from a suite go through the eval harness (``finetune.eval.run_eval``): each in
+  a fresh workspace with its own servers, scored by all its checks (file checks and
+  verify.py too), as ``deskmate eval`` scores them;
+- other tasks (sessions, generated) have no workspace: they run through the same
+  agent, tool gate and judge as training, and score their reward.
 """
 
 from __future__ import annotations
@@ -28,20 +32,47 @@ def evaluate_heldout(db: Any, spec: Any, tasks: Sequence[TrainTask], judge: Judg
     out: dict[str, Any] = {}
     for which, adapter_path in (("base", None), ("adapter", adapter)):
         model = LlamaCppModel(spec.serving_gguf, context=8192, seed=0, adapter=adapter_path)
+        used = adapter_id if adapter_path else None
         try:
-            run_id, mean = _evaluate(db, spec, which, model, tasks, judge, environment,
-                                     settings, adapter_id if adapter_path else None)
+            if spec.tasks.startswith("suite:"):
+                run_id, mean = _evaluate_suite(db, spec, which, used, model, tasks, settings)
+            else:
+                run_id, mean = _evaluate(db, spec, which, used, model, tasks, judge,
+                                         environment, settings)
         finally:
             model.close()
-        out[which] = {"eval_run": run_id, "reward_mean": round(mean, 4)}
-        emit({"event": "heldout", "which": which, "eval_run": run_id,
-              "reward_mean": round(mean, 4), "tasks": len(tasks)})
+        mean = None if mean is None else round(mean, 4)
+        out[which] = {"eval_run": run_id, "reward_mean": mean}
+        emit({"event": "heldout", "which": which, "eval_run": run_id, "reward_mean": mean,
+              "tasks": len(tasks)})
     return out
 
 
-def _evaluate(db: Any, spec: Any, which: str, model: Any, tasks: Sequence[TrainTask],
-              judge: Judge, environment: Callable, settings: RolloutSettings,
-              adapter_id: int | None) -> tuple[int, float]:
+def _evaluate_suite(db: Any, spec: Any, which: str, adapter_id: int | None, model: Any,
+                    tasks: Sequence[TrainTask], settings: RolloutSettings
+                    ) -> tuple[int, float | None]:
+    """The harness's run, and the mean of its check scores (None: rubric-only tasks)."""
+    from app.store.db import transaction
+    from finetune.eval import EvalSettings, load_suite, run_eval
+    from finetune.eval.workspace import bin_folders
+
+    suite = load_suite(Path(spec.tasks.removeprefix("suite:")))
+    chosen = [suite.tasks[t.metadata["task"]] for t in tasks]
+    outcome = run_eval(suite, chosen, lambda task, mode: model,
+                       EvalSettings(modes=(settings.mode,), limits=settings.limits,
+                                    bins=tuple(bin_folders())),
+                       db=db, model_name=spec.serving_gguf)
+    with transaction(db) as conn:  # tie the harness's run to this finetune run
+        conn.execute("UPDATE runs SET config = json_set(config, '$.finetune_run', ?, "
+                     "'$.which', ?) WHERE id = ?", (spec.run_id, which, outcome.run_id))
+        conn.execute("UPDATE eval_results SET adapter_id = ? WHERE run_id = ?",
+                     (adapter_id, outcome.run_id))
+    return outcome.run_id, outcome.summary["modes"][settings.mode]["mean_score"]
+
+
+def _evaluate(db: Any, spec: Any, which: str, adapter_id: int | None, model: Any,
+              tasks: Sequence[TrainTask], judge: Judge, environment: Callable,
+              settings: RolloutSettings) -> tuple[int, float]:
     from app.store.db import transaction
     from finetune.eval.record import finish_run, start_run
 

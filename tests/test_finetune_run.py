@@ -45,3 +45,42 @@ def test_prepare_tasks_stores_lists_and_resumes(home, tmp_path):
         again, _ = _prepare_tasks(spec, db, tmp_path, no_judge, stack, events.append)
     assert [(t.id, t.prompt, t.split, t.rubric) for t in again] == [
         (t.id, t.prompt, t.split, t.rubric) for t in tasks]
+
+
+def test_heldout_suite_tasks_are_scored_by_the_eval_harness(home, tmp_path, monkeypatch):
+    """verify.py (which training's answer checks lack) decides the held-out score."""
+    from app.agent.scripted import ScriptedModel
+    from finetune.heldout import evaluate_heldout
+    from finetune.judge import Judge
+    from finetune.run import _store_adapter
+    from finetune.runs import start_run
+    from finetune.tasks import from_suite, save_tasks
+
+    suite = tmp_path / "suite"
+    (suite / "t1").mkdir(parents=True)
+    (suite / "servers.json").write_text(json.dumps(
+        {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}))
+    (suite / "t1" / "task.toml").write_text('prompt = "What is six times seven?"\n')
+    (suite / "t1" / "verify.py").write_text(
+        "def verify(workspace, answer):\n    return float('42' in answer)\n")
+    monkeypatch.setattr("app.llm.llamacpp.LlamaCppModel",
+                        lambda path, *, context, seed, adapter=None:
+                        ScriptedModel(["It is 42." if adapter else "It is 41."]))
+    spec, _ = start_run(RunSpec(base="b.gguf", serving_gguf="b.gguf",
+                                tasks=f"suite:{suite}", mode="eager"))
+    db = open_db()
+    adapter = tmp_path / "adapter.gguf"
+    adapter_id = _store_adapter(db, spec, adapter)
+    events = []
+    out = evaluate_heldout(db, spec, save_tasks(db, from_suite(suite)), Judge(None), None,
+                           adapter, adapter_id, events.append)
+    assert out["base"]["reward_mean"] == 0.0 and out["adapter"]["reward_mean"] == 1.0
+    for which in ("base", "adapter"):
+        run_id = out[which]["eval_run"]
+        config = json.loads(db.execute("SELECT config FROM runs WHERE id = ?",
+                                       [run_id]).fetchone()[0])
+        assert (config["finetune_run"], config["which"]) == (spec.run_id, which)
+        used = db.execute("SELECT adapter_id FROM eval_results WHERE run_id = ?",
+                          [run_id]).fetchall()
+        assert used == [(adapter_id if which == "adapter" else None,)]
+    assert [e["which"] for e in events] == ["base", "adapter"]
