@@ -58,6 +58,18 @@ class _Worker:
                 return
             into.feed(data)
 
+    def poll(self, timeout: float, out: OutputBuffer) -> list[dict] | None:
+        """Wait up to ``timeout`` for the worker: its output goes into ``out``; returns the
+        frames that arrived ([] for none yet), None when the worker closed its channel."""
+        fds = [self.from_worker] + ([self.output] if self.output_open else [])
+        readable, _, _ = select.select(fds, [], [], timeout)
+        if self.output in readable:
+            self.drain_output(out)
+        if self.from_worker not in readable:
+            return []
+        data = os.read(self.from_worker, 1 << 16)
+        return self.frames.feed(data) if data else None
+
     def kill(self, uid: int | None) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -199,21 +211,13 @@ class Sandbox:
 
     def _next_frame(self, worker: _Worker, deadline: float, output: OutputBuffer) -> dict | None:
         """Wait for one frame from the worker (None at the deadline or if it died)."""
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
+        while (left := deadline - time.monotonic()) > 0:
+            frames = worker.poll(left, output)
+            if frames is None:
                 return None
-            fds = [worker.from_worker] + ([worker.output] if worker.output_open else [])
-            readable, _, _ = select.select(fds, [], [], left)
-            if worker.output in readable:
-                worker.drain_output(output)
-            if worker.from_worker in readable:
-                data = os.read(worker.from_worker, 1 << 16)
-                if not data:
-                    return None
-                frames = worker.frames.feed(data)
-                if frames:
-                    return frames[0]
+            if frames:
+                return frames[0]
+        return None
 
     # -- cells -----------------------------------------------------------------------
 
@@ -269,17 +273,11 @@ class Sandbox:
             if now >= deadline:
                 return "timeout", f"the cell ran past its {limit:g} s time limit", None, True
             wait = deadline - now if cancel is None else min(deadline - now, 0.05)
-            fds = [worker.from_worker] + ([worker.output] if worker.output_open else [])
-            readable, _, _ = select.select(fds, [], [], wait)
-            if worker.output in readable:
-                worker.drain_output(out)
-            if worker.from_worker not in readable:
-                continue
-            data = os.read(worker.from_worker, 1 << 16)
-            if not data:
+            frames = worker.poll(wait, out)
+            if frames is None:
                 code = worker.proc.wait()
                 return "killed", f"the worker died (exit status {code})", None, True
-            for frame in worker.frames.feed(data):
+            for frame in frames:
                 if frame["type"] == "done":
                     worker.drain_output(out)
                     status, error = str(frame.get("status")), str(frame.get("error") or "")
