@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tools.catalog import Catalog, ServerInfo
-from tools.signatures import py_identifier, signature
+from tools.signatures import py_identifier
 
 HEADER = "Servers (call tool_help(server, name) for a tool's signature):"
 SEARCH_HINT = "Tool names are not all listed: use search_tools(...) to find tools."
@@ -25,7 +25,7 @@ def build_index(catalog: Catalog, count_tokens: Callable[[str], int], budget: in
     servers = catalog.servers()
     if not servers:
         return ""
-    full = {info.name: _line(info, [signature(t).name for t in catalog.tools(info.name)])
+    full = {info.name: _line(info, [py_identifier(t.name) for t in catalog.tools(info.name)])
             for info in servers}
     text = "\n".join([HEADER, *full.values()])
     if count_tokens(text) <= budget:
