@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.catalog import Catalog, CatalogError, one_line
+from tools.catalog import Catalog, CatalogError
 from tools.spec import ToolSpec
 
 TOOLSPACE = Path(__file__).resolve().parents[1].parent / "shared" / "toolspace"
@@ -127,9 +127,3 @@ def test_first_keeps_the_first_tools_and_their_servers():
     assert sub.server("git").summary == "Git repositories."
     assert len(live().first(0)) == 0
 
-
-def test_one_line():
-    assert one_line("  First line.  Second sentence.\nNext line") == "First line."
-    assert one_line("") == ""
-    assert one_line("word " * 50, limit=20).endswith("…")
-    assert len(one_line("word " * 50, limit=20)) == 20

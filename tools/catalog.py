@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.signatures import summary_line
 from tools.spec import ToolSpec
-
-SUMMARY_CHARS = 100
 
 
 class CatalogError(Exception):
@@ -45,7 +44,7 @@ class Catalog:
             tools[spec.name] = spec
         for server in summaries or {}:
             self._tools.setdefault(server, {})
-        self._summaries = {name: one_line(text) for name, text in (summaries or {}).items()}
+        self._summaries = {name: summary_line(text) for name, text in (summaries or {}).items()}
 
     @classmethod
     def from_specs(cls, specs: Iterable[ToolSpec],
@@ -119,18 +118,6 @@ class Catalog:
             server, tool = key
             return tool in self._tools.get(server, {})
         return key in self._tools
-
-
-def one_line(text: str, limit: int = SUMMARY_CHARS) -> str:
-    """The first sentence or line of ``text``, whitespace collapsed, cut at ``limit``."""
-    lines = (text or "").strip().splitlines()
-    line = " ".join(lines[0].split()) if lines else ""
-    end = line.find(". ")
-    if end != -1:
-        line = line[:end + 1]
-    if len(line) > limit:
-        line = line[:limit - 1].rstrip() + "…"
-    return line
 
 
 def _read_snapshot(path: Path) -> tuple[str, list[ToolSpec], str]:
