@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.sandbox import CellResult, Limits, Sandbox, ToolError, detect_isolation
+from tools.sandbox import CellResult, Limits, Sandbox, ToolError, detect_isolation, protocol
 from tools.sandbox.capture import OutputBuffer, truncate_middle
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,6 +171,19 @@ def test_server_objects_list_their_tools_and_helpers_call_the_host(tools):
     assert handler.calls[-1] == ("search_tools", {"query": "history of commits", "k": 1})
     assert "def git_status(" in ok(box.execute("print(tool_help('git', 'git_status'))")).stdout
     assert handler.calls[-1] == ("tool_help", {"server": "git", "names": ["git_status"]})
+
+
+def test_handler_values_are_sent_as_json_and_too_large_ones_are_tool_errors(monkeypatch):
+    monkeypatch.setattr(protocol, "MAX_FRAME", 10_000)  # the host's side only
+    answers = {"when": lambda: {"at": frozenset([1])}, "dump": lambda: "x" * 20_000}
+    namespace = {"servers": {"data": list(answers)}}
+    with Sandbox(lambda kind, payload: answers[payload["tool"]](), namespace=namespace) as box:
+        ok(box.execute("kept = 1"))
+        assert ok(box.execute("data.when()")).value == repr({"at": "frozenset({1})"})
+        result = box.execute("data.dump()")
+        assert result.status == "error" and not result.state_lost, result
+        assert "ToolError" in result.error and "exceeds" in result.error
+        assert ok(box.execute("kept")).value == "1"
 
 
 def test_non_json_arguments_are_refused_inside(tools):

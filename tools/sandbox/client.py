@@ -8,7 +8,6 @@ cell's output. The handler runs here, in the host, on the thread that called exe
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import shutil
@@ -44,7 +43,7 @@ class _Worker:
         self.frames = protocol.FrameBuffer()
         self.output_open = True
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict | bytes) -> None:
         protocol.write_frame(self.to_worker, message)
 
     def drain_output(self, into: OutputBuffer) -> None:
@@ -290,23 +289,27 @@ class Sandbox:
                 worker.send(self._answer(frame))
                 deadline += time.monotonic() - started  # the host's time is not the cell's
 
-    def _answer(self, frame: dict) -> dict:
+    def _answer(self, frame: dict) -> bytes:
+        """The encoded reply to a call: the handler's value (what JSON cannot hold becomes
+        its str), or the error that the cell raises as ToolError."""
         reply: dict[str, Any] = {"type": "reply", "id": frame.get("id")}
         kind, payload = frame.get("kind"), frame.get("payload")
         allowed = ("tool", *(h for h in HELPERS if h in self._namespace.get("helpers", ())))
         if self._handler is None:
-            return {**reply, "ok": False, "error": "this sandbox has no tools"}
-        if kind not in allowed or not isinstance(payload, dict):
-            return {**reply, "ok": False, "error": f"unknown call {kind!r}"}
-        try:
-            value = self._handler(kind, payload)
-            value = json.loads(json.dumps(value, default=str))
-        except ToolError as exc:
-            return {**reply, "ok": False, "error": str(exc)}
-        except Exception as exc:  # the handler's bug must not kill the cell's host
-            return {**reply, "ok": False,
-                    "error": f"the tool call failed in deskmate: {type(exc).__name__}: {exc}"}
-        return {**reply, "ok": True, "value": value}
+            error = "this sandbox has no tools"
+        elif kind not in allowed or not isinstance(payload, dict):
+            error = f"unknown call {kind!r}"
+        else:
+            try:
+                value = self._handler(kind, payload)
+                return protocol.encode({**reply, "ok": True, "value": value}, default=str)
+            except ToolError as exc:
+                error = str(exc)
+            except protocol.ProtocolError as exc:
+                error = f"the tool's result is too large for the sandbox: {exc}"
+            except Exception as exc:  # the handler's bug must not kill the cell's host
+                error = f"the tool call failed in deskmate: {type(exc).__name__}: {exc}"
+        return protocol.encode({**reply, "ok": False, "error": error})
 
 
 def _chown_tree(root: Path, uid: int, gid: int) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+from collections.abc import Callable
 
 HEADER = struct.Struct(">I")
 # Larger frames mean a broken or hostile peer; the host kills the worker.
@@ -26,15 +27,18 @@ class ProtocolError(Exception):
     """A malformed frame, or the other side closed the channel."""
 
 
-def encode(message: dict) -> bytes:
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+def encode(message: dict, default: Callable[[object], object] | None = None) -> bytes:
+    """One frame; ``default`` as in json.dumps, for values JSON cannot hold."""
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":"),
+                      default=default).encode()
     if len(body) > MAX_FRAME:
         raise ProtocolError(f"message of {len(body)} bytes exceeds {MAX_FRAME}")
     return HEADER.pack(len(body)) + body
 
 
-def write_frame(fd: int, message: dict) -> None:
-    data = memoryview(encode(message))
+def write_frame(fd: int, message: dict | bytes) -> None:
+    """Write one frame: a message, or what encode() already made of one."""
+    data = memoryview(message if isinstance(message, bytes) else encode(message))
     while data:
         data = data[os.write(fd, data):]
 
