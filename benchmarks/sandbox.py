@@ -25,11 +25,6 @@ from tools.sandbox import Sandbox, detect_isolation
 RUNS = 300
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def timed_cells(box: Sandbox, code: str, runs: int) -> list[float]:
     for _ in range(10):  # warm up
         box.execute(code)
@@ -56,7 +51,7 @@ def main() -> None:
         calls = timed_cells(box, "echo.echo(1)", RUNS)
     report = {
         "cell_roundtrip_ms_p50": round(statistics.median(cells), 3),
-        "cell_roundtrip_ms_p95": round(percentile(cells, 0.95), 3),
+        "cell_roundtrip_ms_p95": round(statistics.quantiles(cells, n=20)[-1], 3),
         "handler_roundtrip_ms_p50": round(statistics.median(calls), 3),
         "cold_start_ms": round(statistics.median(cold), 1),
         "isolation": isolation.level,
