@@ -20,6 +20,7 @@ import threading
 import traceback
 from pathlib import Path
 
+# -I leaves this file's folder out of sys.path, so `import protocol` would not find it.
 _spec = importlib.util.spec_from_file_location(
     "_deskmate_protocol", Path(__file__).with_name("protocol.py"))
 protocol = importlib.util.module_from_spec(_spec)
