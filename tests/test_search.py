@@ -114,17 +114,17 @@ def test_tools_without_text_still_index():
     assert ToolSearch(catalog).search("thing")[0].tool == "do_thing"
 
 
-def test_fuse_blends_and_masks():
-    sparse = np.array([4.0, 2.0, 0.0, -np.inf], dtype=np.float32)
-    dense = np.array([0.1, 0.5, 0.9, 0.9], dtype=np.float32)
-    fused = ToolSearch._fuse(sparse, dense, None)
+def test_fuse_blends_and_keeps_filtered_tools_out():
+    sparse = np.array([4.0, 2.0, 0.0, 1.0], dtype=np.float32)
+    dense = np.array([0.1, 0.5, 0.9, 0.2], dtype=np.float32)
+    fused = ToolSearch._fuse(sparse, dense)
     # the embedder dominates: the tool BM25 missed can still win
-    assert np.argmax(fused) in (2, 3)
+    assert np.argmax(fused) == 2
     assert fused[0] == pytest.approx(0.85 * 0.1 + 0.15 * 1.0)
-    mask = np.array([1, 1, 0, 0], dtype=np.float32)
-    masked = ToolSearch._fuse(np.where(mask > 0, sparse, -np.inf), dense, mask)
-    assert np.isneginf(masked[2]) and np.isneginf(masked[3])
-    assert masked[1] > masked[0]
+    # another server's tools (-inf) stay out, and BM25 is scaled by the best kept score
+    masked = ToolSearch._fuse(np.array([-np.inf, 2.0, -np.inf, 1.0]), dense)
+    assert np.isneginf(masked[0]) and np.isneginf(masked[2])
+    assert masked[1] == pytest.approx(0.85 * 0.5 + 0.15 * 1.0)
 
 
 def load_queries() -> list[dict]:

@@ -185,16 +185,14 @@ class ToolSearch:
 
         if not self._tools or k <= 0:
             return []
-        mask = None
+        scores = self.bm25_scores(query)
         if server is not None:
-            mask = np.array([s == server for s in self._server_of], dtype=np.float32)
+            mask = np.array([s == server for s in self._server_of])
             if not mask.any():
                 return []
-        scores = self.bm25_scores(query)
-        if mask is not None:
-            scores = np.where(mask > 0, scores, -np.inf)
+            scores = np.where(mask, scores, -np.inf)
         if self._dense is not None:
-            scores = self._fuse(scores, self._dense.scores(query), mask)
+            scores = self._fuse(scores, self._dense.scores(query))
         order = np.argsort(-scores, kind="stable")
         hits = []
         for i in order[:k]:
@@ -213,20 +211,19 @@ class ToolSearch:
         return self._bm25.get_scores(tokens).astype(np.float32)
 
     @staticmethod
-    def _fuse(sparse: Any, dense: Any, mask: Any) -> Any:
-        """``DENSE_WEIGHT`` × cosine + the rest × BM25 scaled to [0, 1] by its best score.
+    def _fuse(sparse: Any, dense: Any) -> Any:
+        """``DENSE_WEIGHT`` × cosine + the rest × BM25 scaled to [0, 1] by its best score;
+        tools filtered out (BM25 score ``-inf``) stay out.
 
         Measured on benchmarks/queries.jsonl against reciprocal-rank fusion, which let
         BM25's many wrong keyword matches push the embedder's right answer out of the top 5.
         """
         import numpy as np
 
-        best = float(np.max(sparse[np.isfinite(sparse)], initial=0.0))
-        scaled = np.where(np.isfinite(sparse), sparse / best, 0.0) if best > 0 else 0.0
-        fused = DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * scaled
-        if mask is not None:
-            fused = np.where(mask > 0, fused, -np.inf)
-        return fused
+        kept = np.isfinite(sparse)
+        best = float(np.max(sparse[kept], initial=0.0))
+        scaled = np.where(kept, sparse / best, 0.0) if best > 0 else 0.0
+        return np.where(kept, DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * scaled, -np.inf)
 
 
 class DenseIndex:
