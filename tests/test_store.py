@@ -312,5 +312,5 @@ def test_the_database_is_wal_with_foreign_keys(db):
     assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert db.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    for table in ("tasks", "rubrics", "runs", "adapters", "eval_results"):
-        assert db[table].exists()
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"tasks", "rubrics", "runs", "adapters", "eval_results"} <= tables

@@ -132,3 +132,12 @@ def test_importing_the_cli_does_not_load_the_store():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_store_loads_without_sqlite_utils_or_pandas():
+    """pandas alone costs seconds: the app pays for the store on its first recording."""
+    code = "import sys, app.store; print([m for m in ('sqlite_utils', 'pandas') " \
+           "if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,7 +1,7 @@
 """``deskmate sessions``: list, show, search, export, delete and rate recorded sessions.
 
-The store (and sqlite_utils) is imported inside each command so ``deskmate --help``
-stays fast. Reading commands never create the database: with none yet, they say so.
+The store is imported inside each command so ``deskmate --help`` stays fast. Reading
+commands never create the database: with none yet, they say so.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import click
 from app.cli.common import EXIT_FAILURE, EXIT_USAGE, fail
 
 if TYPE_CHECKING:
-    import sqlite_utils
+    from app.store.db import Database
 
 
 class _StoreGroup(click.Group):
@@ -34,14 +34,14 @@ class _StoreGroup(click.Group):
             fail(str(exc), EXIT_FAILURE)
 
 
-def _open(create: bool = False) -> sqlite_utils.Database | None:
+def _open(create: bool = False) -> Database | None:
     from app.store.db import db_path, open_db
 
     path = db_path()
     return open_db(path) if create or path.exists() else None
 
 
-def _require() -> sqlite_utils.Database:
+def _require() -> Database:
     from app.store.db import db_path
     from app.store.errors import StoreError
 

@@ -4,11 +4,9 @@ The modules, each with one job: ``schema`` (the ordered migrations), ``migrate``
 (applying them, with a backup), ``db`` (opening the file), ``recorder`` (agent events
 → rows), ``sessions`` (read, rate, delete, resume), ``fts`` (search), ``export``
 (JSONL, Markdown), ``records`` (the typed results).
-
-This package imports sqlite_utils: the CLI imports it inside its commands only.
 """
 
-from app.store.db import db_path, open_db, transaction
+from app.store.db import Database, db_path, open_db, transaction
 from app.store.errors import SessionNotFound, StoreError
 from app.store.fts import search
 from app.store.recorder import Recorder
@@ -23,6 +21,7 @@ from app.store.sessions import (
 )
 
 __all__ = [
+    "Database",
     "Recorder",
     "ResumedSession",
     "SearchHit",

@@ -9,11 +9,11 @@ a power cut can lose the last few commits, never corrupt the file.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-
-import sqlite_utils
+from typing import Any
 
 from app import paths
 from app.store.errors import StoreError
@@ -23,11 +23,30 @@ from app.store.schema import SCHEMA_VERSION
 BUSY_TIMEOUT_MS = 10_000
 
 
+@dataclass(frozen=True)
+class Database:
+    """An open sessions database: one connection in autocommit mode, written to only
+    inside ``transaction``.
+
+    Our own few lines rather than sqlite_utils.Database, whose import pulls in pandas
+    (seconds at start-up) for features the store does not use.
+    """
+
+    conn: sqlite3.Connection
+
+    def execute(self, sql: str,
+                parameters: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, parameters)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
 def db_path() -> Path:
     return paths.data_dir() / "deskmate.db"
 
 
-def open_db(path: Path | None = None, *, readonly: bool = False) -> sqlite_utils.Database:
+def open_db(path: Path | None = None, *, readonly: bool = False) -> Database:
     """Open (creating and migrating when needed) the database at ``path``.
 
     ``readonly`` opens an existing file without ever writing to it (another process's
@@ -60,12 +79,15 @@ def open_db(path: Path | None = None, *, readonly: bool = False) -> sqlite_utils
     except OSError as exc:
         raise StoreError(f"{path}: cannot create the sessions database ({exc}); "
                          "check the folder's permissions or set DESKMATE_HOME") from exc
-    return sqlite_utils.Database(conn)
+    return Database(conn)
 
 
 def _configure(conn: sqlite3.Connection, readonly: bool) -> None:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
+    # A REPLACE that deletes a row then fires its delete trigger, so the FTS index stays
+    # in step (sqlite_utils, which opened the file before, turned this on too).
+    conn.execute("PRAGMA recursive_triggers = ON")
     if not readonly:
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if mode.lower() != "wal":
@@ -82,7 +104,7 @@ def _check_version(conn: sqlite3.Connection, path: Path) -> None:
 
 
 @contextmanager
-def transaction(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]:
+def transaction(db: Database) -> Iterator[sqlite3.Connection]:
     """A short write transaction; IMMEDIATE takes the write lock up front so two writers
     wait on busy_timeout instead of failing on a lock upgrade."""
     conn = db.conn

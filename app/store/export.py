@@ -14,8 +14,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any, TextIO
 
-import sqlite_utils
-
+from app.store.db import Database
 from app.store.records import MessageRecord, SessionDetail
 from app.store.sessions import get_session, resolve_id
 
@@ -43,7 +42,7 @@ def openai_message(message: MessageRecord) -> dict[str, Any]:
     return out
 
 
-def session_ids(db: sqlite_utils.Database, ids: Iterable[str] = ()) -> list[str]:
+def session_ids(db: Database, ids: Iterable[str] = ()) -> list[str]:
     """The full ids of ``ids`` (prefixes allowed), or of every session, oldest first."""
     wanted = [resolve_id(db, i) for i in ids]
     if wanted:
@@ -51,7 +50,7 @@ def session_ids(db: sqlite_utils.Database, ids: Iterable[str] = ()) -> list[str]
     return [r[0] for r in db.execute("SELECT id FROM sessions ORDER BY created_at, id")]
 
 
-def _transcripts(db: sqlite_utils.Database,
+def _transcripts(db: Database,
                  ids: list[str]) -> Iterator[tuple[str, list[MessageRecord]]]:
     """(id, transcript) for each id in order, fetching messages a batch of sessions at once."""
     for start in range(0, len(ids), BATCH):
@@ -69,7 +68,7 @@ def _transcripts(db: sqlite_utils.Database,
         yield from grouped.items()
 
 
-def export_jsonl(db: sqlite_utils.Database, out: TextIO, ids: Iterable[str] = ()) -> int:
+def export_jsonl(db: Database, out: TextIO, ids: Iterable[str] = ()) -> int:
     """Write one training example per session; returns how many were written."""
     written = 0
     for _, messages in _transcripts(db, session_ids(db, ids)):
@@ -80,7 +79,7 @@ def export_jsonl(db: sqlite_utils.Database, out: TextIO, ids: Iterable[str] = ()
     return written
 
 
-def export_markdown(db: sqlite_utils.Database, out: TextIO, ids: Iterable[str] = ()) -> int:
+def export_markdown(db: Database, out: TextIO, ids: Iterable[str] = ()) -> int:
     """Write each session as a readable Markdown document; returns how many."""
     count = 0
     for sid in session_ids(db, ids):

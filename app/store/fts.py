@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import re
 
-import sqlite_utils
-
+from app.store.db import Database
 from app.store.records import SearchHit
 
 MAX_TERMS = 32
@@ -48,7 +47,7 @@ ORDER BY hit.score, hit.rowid DESC
 """
 
 
-def _too_many(db: sqlite_utils.Database, table: str, query: str) -> bool:
+def _too_many(db: Database, table: str, query: str) -> bool:
     """Whether ``query`` matches more rows of ``table`` than are worth ranking."""
     return db.execute(f"SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} "
                       f"MATCH ? LIMIT {RANK_AT_MOST + 1})", [query]).fetchone()[0] > RANK_AT_MOST
@@ -65,7 +64,7 @@ def fts_query(text: str) -> str | None:
     return " ".join(phrases[:MAX_TERMS]) or None
 
 
-def search(db: sqlite_utils.Database, text: str, limit: int = 20) -> list[SearchHit]:
+def search(db: Database, text: str, limit: int = 20) -> list[SearchHit]:
     """The best matches among messages and tool calls, best first."""
     query = fts_query(text)
     if query is None or limit <= 0:

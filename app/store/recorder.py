@@ -21,10 +21,8 @@ import time
 import uuid
 from typing import Any
 
-import sqlite_utils
-
 from app.agent import events as ev
-from app.store.db import transaction
+from app.store.db import Database, transaction
 from app.store.errors import SessionNotFound
 
 TITLE_CHARS = 80
@@ -41,7 +39,7 @@ def to_json(value: Any) -> str:
 class Recorder:
     """Writes the events of one session. Safe to call from any one thread at a time."""
 
-    def __init__(self, db: sqlite_utils.Database, session_id: str) -> None:
+    def __init__(self, db: Database, session_id: str) -> None:
         row = db.execute("SELECT coalesce(max(turn), 0) FROM turns WHERE session_id = ?",
                          [session_id]).fetchone()
         if not db.execute("SELECT 1 FROM sessions WHERE id = ?", [session_id]).fetchone():
@@ -53,7 +51,7 @@ class Recorder:
         self._lock = threading.Lock()
 
     @classmethod
-    def new(cls, db: sqlite_utils.Database, *, model: str = "", adapter: str = "",
+    def new(cls, db: Database, *, model: str = "", adapter: str = "",
             mode: str = "", title: str = "", session_id: str | None = None) -> Recorder:
         """Create a session row and a recorder for it."""
         session_id = session_id or new_session_id()

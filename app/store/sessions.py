@@ -7,10 +7,8 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-import sqlite_utils
-
 from app import paths
-from app.store.db import transaction
+from app.store.db import Database, transaction
 from app.store.errors import SessionNotFound
 from app.store.records import (
     ErrorRecord,
@@ -38,7 +36,7 @@ def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-def resolve_id(db: sqlite_utils.Database, id_or_prefix: str) -> str:
+def resolve_id(db: Database, id_or_prefix: str) -> str:
     """The full id of the one session whose id is or starts with ``id_or_prefix``."""
     if db.execute("SELECT 1 FROM sessions WHERE id = ?", [id_or_prefix]).fetchone():
         return id_or_prefix
@@ -54,7 +52,7 @@ def resolve_id(db: sqlite_utils.Database, id_or_prefix: str) -> str:
     return rows[0][0]
 
 
-def list_sessions(db: sqlite_utils.Database, limit: int | None = None,
+def list_sessions(db: Database, limit: int | None = None,
                   offset: int = 0) -> list[SessionSummary]:
     """Most recently updated first."""
     sql = _SUMMARY_SQL + " ORDER BY s.updated_at DESC, s.id LIMIT ? OFFSET ?"
@@ -62,12 +60,12 @@ def list_sessions(db: sqlite_utils.Database, limit: int | None = None,
     return [SessionSummary(*row) for row in rows]
 
 
-def get_summary(db: sqlite_utils.Database, session_id: str) -> SessionSummary:
+def get_summary(db: Database, session_id: str) -> SessionSummary:
     session_id = resolve_id(db, session_id)
     return SessionSummary(*db.execute(_SUMMARY_SQL + " WHERE s.id = ?", [session_id]).fetchone())
 
 
-def load_messages(db: sqlite_utils.Database, session_id: str) -> list[MessageRecord]:
+def load_messages(db: Database, session_id: str) -> list[MessageRecord]:
     rows = db.execute("SELECT position, role, content, tool_call_id, tool_calls, turn, "
                       "created_at FROM messages WHERE session_id = ? ORDER BY position",
                       [session_id]).fetchall()
@@ -75,7 +73,7 @@ def load_messages(db: sqlite_utils.Database, session_id: str) -> list[MessageRec
             for p, role, content, call_id, calls, turn, at in rows]
 
 
-def get_session(db: sqlite_utils.Database, session_id: str) -> SessionDetail:
+def get_session(db: Database, session_id: str) -> SessionDetail:
     """Everything recorded about one session (id or unique prefix)."""
     summary = get_summary(db, session_id)
     sid = [summary.id]
@@ -113,7 +111,7 @@ def kv_state_path(session_id: str) -> Path:
     return paths.kv_state_dir() / f"{session_id}.kv"
 
 
-def resume(db: sqlite_utils.Database, session_id: str) -> ResumedSession:
+def resume(db: Database, session_id: str) -> ResumedSession:
     """The transcript to continue from, and where the session's KV state is kept.
 
     Pass ``kv_state_path`` to ``LlamaCppModel.load_state`` (it returns 0 and the prompt
@@ -127,7 +125,7 @@ def resume(db: sqlite_utils.Database, session_id: str) -> ResumedSession:
     return ResumedSession(summary, transcript, kv_state_path(summary.id), next_turn)
 
 
-def delete_session(db: sqlite_utils.Database, session_id: str) -> str:
+def delete_session(db: Database, session_id: str) -> str:
     """Delete a session, everything recorded with it, and its KV state; returns its id."""
     session_id = resolve_id(db, session_id)
     with transaction(db) as conn:
@@ -137,7 +135,7 @@ def delete_session(db: sqlite_utils.Database, session_id: str) -> str:
     return session_id
 
 
-def rate(db: sqlite_utils.Database, session_id: str, rating: Literal["up", "down"] | int,
+def rate(db: Database, session_id: str, rating: Literal["up", "down"] | int,
          *, turn: int = 0, comment: str = "") -> str:
     """Thumbs up or down for the session (turn 0) or one answer; the latest rating wins."""
     value = {"up": 1, "down": -1}.get(rating, rating) if isinstance(rating, str) else rating
