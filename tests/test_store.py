@@ -21,6 +21,7 @@ from app.store import (
     list_sessions,
     open_db,
     rate,
+    rename_session,
     resume,
     search,
 )
@@ -195,6 +196,22 @@ def test_list_rate_delete(db):
         assert db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
     with pytest.raises(SessionNotFound, match="sessions list"):
         get_session(db, first.session_id)
+
+
+def test_rename(db):
+    recorder = Recorder.new(db, title="old")
+    other = Recorder.new(db, title="other")
+    before = get_session(db, recorder.session_id).summary
+    assert rename_session(db, recorder.session_id[:6], "  new\n title ") == recorder.session_id
+    after = get_session(db, recorder.session_id).summary
+    assert after.title == "new title" and after.updated_at == before.updated_at
+    assert get_session(db, other.session_id).summary.title == "other"
+    recorder.record(ev.TurnStarted(turn=1, user_message="a question"))  # keeps the new title
+    assert get_session(db, recorder.session_id).summary.title == "new title"
+    with pytest.raises(ValueError, match="visible"):
+        rename_session(db, recorder.session_id, " \n")
+    with pytest.raises(SessionNotFound):
+        rename_session(db, "nope", "x")
 
 
 def test_ambiguous_prefix_is_refused(db):

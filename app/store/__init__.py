@@ -2,7 +2,7 @@
 
 The modules, each with one job: ``schema`` (the ordered migrations), ``migrate``
 (applying them, with a backup), ``db`` (opening the file), ``recorder`` (agent events
-→ rows), ``sessions`` (read, rate, delete, resume), ``fts`` (search), ``export``
+→ rows), ``sessions`` (read, rename, rate, delete, resume), ``fts`` (search), ``export``
 (JSONL, Markdown), ``records`` (the typed results).
 """
 
@@ -14,8 +14,10 @@ from app.store.records import ResumedSession, SearchHit, SessionDetail, SessionS
 from app.store.sessions import (
     delete_session,
     get_session,
+    get_summary,
     list_sessions,
     rate,
+    rename_session,
     resolve_id,
     resume,
 )
@@ -32,9 +34,11 @@ __all__ = [
     "db_path",
     "delete_session",
     "get_session",
+    "get_summary",
     "list_sessions",
     "open_db",
     "rate",
+    "rename_session",
     "resolve_id",
     "resume",
     "search",

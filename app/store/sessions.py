@@ -135,6 +135,20 @@ def delete_session(db: Database, session_id: str) -> str:
     return session_id
 
 
+def rename_session(db: Database, session_id: str, title: str) -> str:
+    """Give a session (id or unique prefix) a new title; returns its full id.
+
+    Whitespace is folded to single spaces, as the recorder does for the first message.
+    """
+    title = " ".join(title.split())
+    if not title:
+        raise ValueError("a session title needs at least one visible character")
+    session_id = resolve_id(db, session_id)
+    with transaction(db) as conn:
+        conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id))
+    return session_id
+
+
 def rate(db: Database, session_id: str, rating: Literal["up", "down"] | int,
          *, turn: int = 0, comment: str = "") -> str:
     """Thumbs up or down for the session (turn 0) or one answer; the latest rating wins."""
