@@ -12,12 +12,12 @@ By default the judge is the serving model itself (a GGUF on llama.cpp).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from app.agent.loop import truncate
 from app.llm.base import ChatMessage, ChatModel, GenerationParams, ModelError, complete
-from finetune.rubrics import CATEGORIES, PASS, Criterion, Rubric, reward
+from finetune.rubrics import CATEGORIES, DEFAULT_WEIGHTS, PASS, Criterion, Rubric, reward
 
 
 class JudgeError(ModelError):
@@ -92,11 +92,11 @@ class Scored:
 
 class Judge:
     def __init__(self, model: ChatModel | None, *, budget_chars: int = 8000, retries: int = 1,
-                 weights: dict[str, float] | None = None) -> None:
+                 weights: Mapping[str, float] | None = None) -> None:
         self.model = model
         self.budget_chars = budget_chars  # all trajectories of a group together
         self.retries = retries
-        self.weights = weights
+        self.weights = weights or DEFAULT_WEIGHTS  # of the rubric categories in the reward
         self.grammar = model is not None and model.info.backend == "llama.cpp"
 
     def score_criteria(self, prompt: str, criteria: Sequence[Criterion],
@@ -133,12 +133,9 @@ class Judge:
                     rollouts: Sequence[tuple[Sequence[ChatMessage], str]]) -> list[Scored]:
         """Reward every (transcript, final answer) of a group."""
         table = self.score_criteria(prompt, rubric.criteria, [t for t, _ in rollouts])
-        out = []
-        for scores, (_, answer) in zip(table, rollouts, strict=True):
-            kwargs = {"weights": self.weights} if self.weights else {}
-            out.append(Scored(reward(rubric, scores, answer, **kwargs), tuple(scores),
-                              rubric.checks.score(answer)))
-        return out
+        return [Scored(reward(rubric, scores, answer, self.weights), tuple(scores),
+                       rubric.checks.score(answer))
+                for scores, (_, answer) in zip(table, rollouts, strict=True)]
 
 
 def pass_rates(rubric_scored: Sequence[tuple[Rubric, Scored]]) -> dict[str, float]:

@@ -166,6 +166,7 @@ def _no_tools(task: TrainTask) -> Iterator[tuple[Any, ToolGate]]:
 def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
     from app.store import open_db
     from finetune.policy import PolicyConfig, load_policy, resolve_device
+    from finetune.rubrics import load_toml
 
     config = spec.config()
     device = resolve_device(spec.device)
@@ -193,7 +194,9 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
         emit({"event": "policy", "base": base, "device": policy.device,
               "backend": policy.backend})
         settings = RolloutSettings.of(spec.mode, config)
-        judge = Judge(judge_model() if _needs_judge(tasks) else None)
+        # The category weights of the run's rubrics.toml (the edited ones, if given).
+        weights = load_toml(run_dir / "rubrics.toml").weights
+        judge = Judge(judge_model() if _needs_judge(tasks) else None, weights=weights)
         environment = _environment(hub, db)
         result = train(policy, train_tasks, config, judge, run_dir=run_dir,
                        settings=settings, emit=emit, environment=environment)
@@ -279,8 +282,10 @@ def _prepare_tasks(spec: RunSpec, db: Any, run_dir: Path, judge_model: Callable[
         raise SystemExit(f"unknown task source {spec.tasks!r}: sessions, suite:PATH or "
                          "generate")
     found = T.split_heldout(found[: spec.max_tasks], spec.heldout, seed=spec.config().seed)
+    rubrics = RubricSet(())
     if spec.rubrics:
-        edited = {e.key: e.rubric for e in load_toml(Path(spec.rubrics)).entries}
+        rubrics = load_toml(Path(spec.rubrics))
+        edited = {e.key: e.rubric for e in rubrics.entries}
         found = [replace(t, rubric=edited.get(t.key, t.rubric)) for t in found]
     tools = _tool_listing(hub)
     for i, task in enumerate(found):
@@ -290,7 +295,8 @@ def _prepare_tasks(spec: RunSpec, db: Any, run_dir: Path, judge_model: Callable[
             emit({"event": "rubric", "task": task.key, "criteria": len(rubric.criteria)})
     stored = T.save_tasks(db, found)
     write_toml(run_dir / "rubrics.toml",
-               RubricSet(tuple(RubricEntry(t.key, t.prompt, t.rubric) for t in stored)))
+               RubricSet(tuple(RubricEntry(t.key, t.prompt, t.rubric) for t in stored),
+                         rubrics.weights))
     listed.write_text(json.dumps([t.id for t in stored]))
     return stored, hub
 

@@ -84,3 +84,14 @@ def test_heldout_suite_tasks_are_scored_by_the_eval_harness(home, tmp_path, monk
                           [run_id]).fetchall()
         assert used == [(adapter_id if which == "adapter" else None,)]
     assert [e["which"] for e in events] == ["base", "adapter"]
+
+
+def test_edited_rubric_weights_reach_the_run(home, tmp_path):
+    db = open_db()
+    _rated(db, "Which files are in docs/?", "a.md")
+    edited = tmp_path / "edited.toml"
+    edited.write_text("[weights]\ntask_fulfillment = 3\n")
+    spec = RunSpec(base="b.gguf", serving_gguf="b.gguf", rubrics=str(edited), heldout=0)
+    with contextlib.ExitStack() as stack:
+        _prepare_tasks(spec, db, tmp_path, None, stack, [].append)
+    assert load_toml(tmp_path / "rubrics.toml").weights["task_fulfillment"] == 3.0
