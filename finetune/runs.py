@@ -21,17 +21,17 @@ def runs_dir() -> Path:
     return paths.data_dir() / "finetune"
 
 
-def _db(spec: RunSpec):
+def _db(db_path: str = ""):
     from app.store import open_db
 
-    return open_db(Path(spec.db_path) if spec.db_path else None)
+    return open_db(Path(db_path) if db_path else None)
 
 
 def start_run(spec: RunSpec) -> tuple[RunSpec, Path]:
     """Create the run row and folder; returns the spec with its run_id, and the folder."""
     from app.store.db import transaction
 
-    db = _db(spec)
+    db = _db(spec.db_path)
     with transaction(db) as conn:
         run_id = int(conn.execute(
             "INSERT INTO runs (kind, base_model, config, status, started_at) "
@@ -48,9 +48,8 @@ def start_run(spec: RunSpec) -> tuple[RunSpec, Path]:
 
 def find_run(run_id: int, db_path: str = "") -> tuple[RunSpec, Path]:
     """The spec and folder of an earlier run, to resume it."""
-    db = _db(RunSpec(base="", serving_gguf="", db_path=db_path))
-    row = db.execute("SELECT log_path, status FROM runs WHERE id = ? AND kind = 'finetune'",
-                     [run_id]).fetchone()
+    row = _db(db_path).execute("SELECT log_path FROM runs WHERE id = ? AND kind = 'finetune'",
+                               [run_id]).fetchone()
     if row is None or not row[0]:
         raise LookupError(f"no finetune run {run_id}: `deskmate finetune --list` shows them")
     run_dir = Path(row[0]).parent
@@ -65,13 +64,12 @@ def finish_run(spec: RunSpec, status: str, metrics: dict[str, Any]) -> None:
         return
     from app.store.db import transaction
 
-    with transaction(_db(spec)) as conn:
+    with transaction(_db(spec.db_path)) as conn:
         conn.execute("UPDATE runs SET status = ?, metrics = ?, finished_at = ? WHERE id = ?",
                       (status, json.dumps(metrics, default=str), time.time(), spec.run_id))
 
 
-def adapter_of(run_id: int, db_path: str = "") -> Path:
-    db = _db(RunSpec(base="", serving_gguf="", db_path=db_path))
+def adapter_of(db: Any, run_id: int) -> Path:
     row = db.execute("SELECT path FROM adapters WHERE run_id = ? ORDER BY id DESC LIMIT 1",
                      [run_id]).fetchone()
     if row is None:
@@ -83,7 +81,8 @@ def activate(run_id: int, db_path: str = "") -> Path:
     """Mark the run's adapter active in the store; the caller sets [model] adapter."""
     from app.store.db import transaction
 
-    path = adapter_of(run_id, db_path)
-    with transaction(_db(RunSpec(base="", serving_gguf="", db_path=db_path))) as conn:
+    db = _db(db_path)
+    path = adapter_of(db, run_id)
+    with transaction(db) as conn:
         conn.execute("UPDATE adapters SET active = (run_id = ?)", (run_id,))
     return path
