@@ -51,7 +51,8 @@ def find_run(run_id: int, db_path: str = "") -> tuple[RunSpec, Path]:
     row = _db(db_path).execute("SELECT log_path FROM runs WHERE id = ? AND kind = 'finetune'",
                                [run_id]).fetchone()
     if row is None or not row[0]:
-        raise LookupError(f"no finetune run {run_id}: `deskmate finetune --list` shows them")
+        raise LookupError(f"no finetune run {run_id}: the runs are the run-N folders "
+                          f"in {runs_dir()}")
     run_dir = Path(row[0]).parent
     spec_file = run_dir / "spec.json"
     if not spec_file.exists():
