@@ -116,6 +116,16 @@ def test_every_event_type_round_trips(db):
     assert (error.kind, error.message, error.turn) == ("format", "format drift, corrected", 1)
 
 
+def test_a_new_turn_makes_the_session_active_again(db):
+    """Until its turn finishes, a session shows as active (a crash mid-turn leaves that)."""
+    recorder = Recorder.new(db)
+    for event in one_turn():
+        recorder.record(event)
+    recorder.record(ev.TurnStarted(turn=2, user_message="and now?"))
+    summary = get_session(db, recorder.session_id).summary
+    assert (summary.status, summary.title) == ("active", "what changed in repo 1?")
+
+
 def test_model_deltas_are_not_stored(db):
     recorder = Recorder.new(db)
     recorder.record(ev.ModelDelta(step=1, text="tok"))

@@ -85,8 +85,8 @@ class Recorder:
                      "user_message = excluded.user_message",
                      (self.session_id, e.turn, e.user_message, e.at))
         title = " ".join(e.user_message.split())[:TITLE_CHARS]
-        conn.execute("UPDATE sessions SET title = ?, status = 'active' WHERE id = ? "
-                     "AND title = ''", (title, self.session_id))
+        conn.execute("UPDATE sessions SET status = 'active', title = CASE title WHEN '' "
+                     "THEN ? ELSE title END WHERE id = ?", (title, self.session_id))
 
     def _message(self, conn, e: ev.MessageAppended) -> None:
         conn.execute("INSERT INTO messages (session_id, position, role, content, tool_call_id, "
