@@ -64,10 +64,6 @@ class Policy:
     backend: str  # "unsloth" or "peft"
     eos_ids: frozenset[int] = field(default_factory=frozenset)  # ids that end a reply
 
-    @property
-    def chat_template(self) -> str:
-        return self.tokenizer.chat_template
-
     def render(self, messages: Sequence[ChatMessage],
                tools: Sequence[dict[str, Any]] = ()) -> str:
         """The prompt text for ``messages``, ending where the assistant's reply starts."""
