@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from app.store.db import Database
 from app.store.records import MessageRecord, SessionDetail
-from app.store.sessions import get_session, resolve_id
+from app.store.sessions import MESSAGE_COLUMNS, get_session, message_record, resolve_id
 
 BATCH = 500
 
@@ -57,14 +57,10 @@ def _transcripts(db: Database,
         chunk = ids[start:start + BATCH]
         grouped: dict[str, list[MessageRecord]] = {i: [] for i in chunk}
         marks = ",".join("?" * len(chunk))
-        rows = db.execute(
-            "SELECT session_id, position, role, content, tool_call_id, tool_calls, turn, "
-            f"created_at FROM messages WHERE session_id IN ({marks}) "
-            "ORDER BY session_id, position", chunk)
-        for sid, pos, role, content, call_id, calls, turn, at in rows:
-            grouped[sid].append(MessageRecord(pos, role, content, call_id,
-                                              tuple(json.loads(calls)) if calls else (),
-                                              turn, at))
+        rows = db.execute(f"SELECT session_id, {MESSAGE_COLUMNS} FROM messages "
+                          f"WHERE session_id IN ({marks}) ORDER BY session_id, position", chunk)
+        for sid, *row in rows:
+            grouped[sid].append(message_record(*row))
         yield from grouped.items()
 
 

@@ -65,12 +65,20 @@ def get_summary(db: Database, session_id: str) -> SessionSummary:
     return SessionSummary(*db.execute(_SUMMARY_SQL + " WHERE s.id = ?", [session_id]).fetchone())
 
 
+MESSAGE_COLUMNS = "position, role, content, tool_call_id, tool_calls, turn, created_at"
+
+
+def message_record(position: int, role: str, content: str, tool_call_id: str | None,
+                   tool_calls: str | None, turn: int | None, at: float) -> MessageRecord:
+    """A row of ``MESSAGE_COLUMNS`` as a record."""
+    return MessageRecord(position, role, content, tool_call_id, tuple(_loads(tool_calls) or ()),
+                         turn, at)
+
+
 def load_messages(db: Database, session_id: str) -> list[MessageRecord]:
-    rows = db.execute("SELECT position, role, content, tool_call_id, tool_calls, turn, "
-                      "created_at FROM messages WHERE session_id = ? ORDER BY position",
-                      [session_id]).fetchall()
-    return [MessageRecord(p, role, content, call_id, tuple(_loads(calls) or ()), turn, at)
-            for p, role, content, call_id, calls, turn, at in rows]
+    rows = db.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? "
+                      "ORDER BY position", [session_id])
+    return [message_record(*row) for row in rows]
 
 
 def get_session(db: Database, session_id: str) -> SessionDetail:
