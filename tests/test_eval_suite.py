@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -126,6 +128,22 @@ def test_verify_py_is_loaded_and_checked(tmp_path):
         assert message in str(err.value) and str(root / "t1" / "verify.py") in str(err.value)
 
 
+def test_a_suites_helpers_py_is_importable_from_its_verify_py_only(tmp_path):
+    verify = "from helpers import VALUE\n\ndef verify(workspace, answer):\n    return VALUE\n"
+    suites = [make_suite(tmp_path / name, {"t1": 'prompt = "x"'}, files={
+        "helpers.py": f"VALUE = {value}\n", "t1/verify.py": verify})
+        for name, value in (("half", 0.5), ("one", 1.0))]
+    assert [load_suite(s).tasks["t1"].verify(Path("."), "") for s in suites] == [0.5, 1.0]
+    assert "helpers" not in sys.modules  # there only while a verify.py is loaded
+    # a suite without helpers.py: its verify.py cannot import another suite's
+    root = make_suite(tmp_path / "none", {"t1": 'prompt = "x"'}, files={"t1/verify.py": verify})
+    with pytest.raises(SuiteError, match="fails to import: ModuleNotFoundError"):
+        load_suite(root)
+    (suites[0] / "helpers.py").write_text("import not_a_module_anywhere\n")
+    with pytest.raises(SuiteError, match=r"half/helpers\.py: fails to import"):
+        load_suite(suites[0])
+
+
 def test_selections_and_task_choice(tmp_path):
     tasks = {name: 'prompt = "x"\n[check]\nanswer_contains = ["a"]' for name in "abc"}
     root = make_suite(tmp_path / "s", tasks, files={
@@ -162,3 +180,21 @@ def test_the_local_suite_is_valid_and_honest():
         # No task gives its expected answer away in the prompt.
         for needle in task.checks.answer_contains:
             assert needle.lower() not in task.prompt.lower(), (task.id, needle)
+
+
+def test_the_local_suites_verify_py_read_the_memory_graph_and_git(tmp_path):
+    tasks = load_suite(LOCAL).tasks
+    relation = tasks["mem-relation"].verify
+    assert relation(tmp_path, "") == 0.0  # no memory file yet
+    (tmp_path / ".memory.jsonl").write_text("\n".join(json.dumps(item) for item in [
+        {"type": "entity", "name": "Alice", "entityType": "person", "observations": []},
+        {"type": "entity", "name": "Bob", "entityType": "person", "observations": []},
+        {"type": "relation", "from": "Alice", "relationType": "manages", "to": "Bob"}]))
+    assert relation(tmp_path, "") == 1.0
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "x"], cwd=tmp_path, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert tasks["git-head-hash"].verify(tmp_path, f"HEAD is {head}") == 1.0
+    assert tasks["git-head-hash"].verify(tmp_path, "HEAD is 0000000") == 0.0

@@ -1,10 +1,11 @@
 """Eval suites on disk: loading and validating a suite folder into typed tasks.
 
-A suite is a folder (the format is a contract; README.md, "Evaluation suites")::
+A suite is a folder (the format is a contract; README.md, "The suite format")::
 
     servers.json          {"mcpServers": {...}}; ${WORKSPACE} is the task's workspace
     suite.toml            optional: [selections] name = ["task-id", ...]
     site/                 optional: served over HTTP during the run, at ${SITE_URL}
+    helpers.py            optional: importable as ``helpers`` while each verify.py loads
     <task-id>/task.toml   prompt, servers, [setup], [check], [[rubric]]
     <task-id>/verify.py   optional: verify(workspace: Path, answer: str) -> float
 
@@ -18,10 +19,12 @@ import importlib.util
 import inspect
 import json
 import re
+import sys
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from types import ModuleType
 from typing import Any
 
 CATEGORIES = ("task_fulfillment", "tool_appropriateness", "tool_grounding",
@@ -30,6 +33,7 @@ CHECK_KEYS = ("answer_contains", "answer_regex", "file_exists", "file_contains",
 TASK_KEYS = ("prompt", "servers", "setup", "check", "rubric")
 # Stand-ins used to validate servers.json before any workspace exists.
 PLACEHOLDERS = {"WORKSPACE": "/workspace", "SITE_URL": "http://127.0.0.1:1"}
+HELPERS = "helpers"  # <suite>/helpers.py, the code its verify.py files share
 
 
 class SuiteError(ValueError):
@@ -117,9 +121,11 @@ def load_suite(path: Path) -> Suite:
         raise SuiteError(f"{path}: not a folder (a suite is a folder with servers.json and "
                          "one sub-folder per task)")
     servers = _load_servers(path / "servers.json")
+    helpers_file = path / f"{HELPERS}.py"
+    helpers = _import(helpers_file) if helpers_file.exists() else None
     tasks: dict[str, Task] = {}
     for task_file in sorted(path.glob("*/task.toml")):
-        task = _load_task(task_file, servers)
+        task = _load_task(task_file, servers, helpers)
         tasks[task.id] = task
     if not tasks:
         raise SuiteError(f"{path}: no tasks (expected sub-folders with a task.toml)")
@@ -164,7 +170,7 @@ def substitute(value: Any, variables: dict[str, str]) -> Any:
     return value
 
 
-def _load_task(file: Path, servers: dict[str, Any]) -> Task:
+def _load_task(file: Path, servers: dict[str, Any], helpers: ModuleType | None) -> Task:
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -201,7 +207,7 @@ def _load_task(file: Path, servers: dict[str, Any]) -> Task:
                 files=dict(files), git_init=git_init,
                 checks=_checks(_table(data.get("check", {}), "check", bad), bad),
                 rubric=_rubric(data.get("rubric", []), bad),
-                verify=_load_verify(verify_file) if verify_file.exists() else None)
+                verify=_load_verify(verify_file, helpers) if verify_file.exists() else None)
     return task
 
 
@@ -254,15 +260,34 @@ def _rubric(items: Any, bad) -> tuple[RubricItem, ...]:
     return tuple(out)
 
 
-def _load_verify(file: Path) -> Verifier:
-    module_name = f"_deskmate_eval_{file.parent.name.replace('-', '_')}_{abs(hash(file))}"
-    spec = importlib.util.spec_from_file_location(module_name, file)
+def _import(file: Path, helpers: ModuleType | None = None) -> ModuleType:
+    """Run a suite's Python file as a fresh module; ``import helpers`` finds the suite's.
+
+    ``helpers`` sits in ``sys.modules`` only while the file runs, so two suites with
+    their own helpers.py never see each other's.
+    """
+    name = f"_deskmate_eval_{file.parent.name}_{file.stem}_{abs(hash(file))}"
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    shadowed = sys.modules.get(HELPERS)
+    if helpers is not None:
+        sys.modules[HELPERS] = helpers
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
         raise SuiteError(f"{file}: fails to import: {type(exc).__name__}: {exc}") from exc
+    finally:
+        if helpers is not None:
+            if shadowed is None:
+                sys.modules.pop(HELPERS, None)
+            else:
+                sys.modules[HELPERS] = shadowed
+    return module
+
+
+def _load_verify(file: Path, helpers: ModuleType | None) -> Verifier:
+    module = _import(file, helpers)
     verify = getattr(module, "verify", None)
     if not callable(verify):
         raise SuiteError(f"{file}: defines no function verify(workspace, answer)")

@@ -1,25 +1,8 @@
-import json
-
-
-def graph(workspace):
-    """Entities and relations of the memory server's JSONL file."""
-    entities, relations = {}, []
-    path = workspace / ".memory.jsonl"
-    if not path.exists():
-        return entities, relations
-    for line in path.read_text().splitlines():
-        if not line.strip():
-            continue
-        item = json.loads(line)
-        if item.get("type") == "entity":
-            entities[item["name"]] = item
-        elif item.get("type") == "relation":
-            relations.append((item["from"], item["relationType"], item["to"]))
-    return entities, relations
+from helpers import memory_graph
 
 
 def verify(workspace, answer):
-    entities, _ = graph(workspace)
+    entities, _ = memory_graph(workspace)
     team = {
         "Nadia Haddad": "engineering manager",
         "Owen Price": "site reliability engineer",

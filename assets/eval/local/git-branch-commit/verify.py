@@ -1,10 +1,6 @@
 import subprocess
 
-
-def git(workspace, *args):
-    return subprocess.run(
-        ["git", *args], cwd=workspace, capture_output=True, text=True, check=True
-    ).stdout.strip()
+from helpers import git
 
 
 def verify(workspace, answer):
