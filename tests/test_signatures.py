@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import json
 import keyword
 import statistics
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tools.catalog import Catalog
 from tools.schema_types import type_text
 from tools.signatures import Param, Signature, py_identifier, signature, summary_line
 from tools.spec import ToolSpec
@@ -310,11 +310,7 @@ def test_param_docs_come_from_an_args_section_when_the_schema_has_none() -> None
 def toolspace() -> list[ToolSpec]:
     if not TOOLSPACE.is_dir():
         pytest.skip(f"no recorded toolspace at {TOOLSPACE} (the shared checkout is absent)")
-    specs = []
-    for path in sorted(TOOLSPACE.glob("*.json")):
-        data = json.loads(path.read_text())
-        specs += [ToolSpec.from_mcp_json(data["server"], tool) for tool in data["tools"]]
-    return specs
+    return list(Catalog.from_snapshots(TOOLSPACE))
 
 
 def test_every_recorded_tool_gets_a_valid_compact_signature() -> None:
