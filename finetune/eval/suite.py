@@ -171,14 +171,7 @@ def substitute(value: Any, variables: dict[str, str]) -> Any:
 
 
 def _load_task(file: Path, servers: dict[str, Any], helpers: ModuleType | None) -> Task:
-    try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise SuiteError(f"{file}: not valid TOML ({exc})") from exc
-
-    def bad(key: str, message: str) -> SuiteError:
-        return SuiteError(f"{file}: {key}: {message}")
-
+    data, bad = _read_toml(file)
     for key in data:
         if key not in TASK_KEYS:
             raise bad(key, f"unknown key (known: {', '.join(TASK_KEYS)})")
@@ -302,14 +295,7 @@ def _load_verify(file: Path, helpers: ModuleType | None) -> Verifier:
 def _load_selections(file: Path, tasks: dict[str, Task]) -> dict[str, tuple[str, ...]]:
     if not file.exists():
         return {}
-    try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise SuiteError(f"{file}: not valid TOML ({exc})") from exc
-
-    def bad(key: str, message: str) -> SuiteError:
-        return SuiteError(f"{file}: {key}: {message}")
-
+    data, bad = _read_toml(file)
     out = {}
     for name, ids in _table(data.get("selections", {}), "selections", bad).items():
         ids = _strings(ids, f"selections.{name}", bad)
@@ -318,6 +304,19 @@ def _load_selections(file: Path, tasks: dict[str, Task]) -> dict[str, tuple[str,
                 raise bad(f"selections.{name}", f"no task {task_id!r} in this suite")
         out[name] = tuple(ids)
     return out
+
+
+def _read_toml(file: Path) -> tuple[dict[str, Any], Callable[[str, str], SuiteError]]:
+    """The file's table, and ``bad(key, message)``: an error that names the file and key."""
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteError(f"{file}: not valid TOML ({exc})") from exc
+
+    def bad(key: str, message: str) -> SuiteError:
+        return SuiteError(f"{file}: {key}: {message}")
+
+    return data, bad
 
 
 def _strings(value: Any, key: str, bad) -> list[str]:
