@@ -71,16 +71,13 @@ def search(db: Database, text: str, limit: int = 20) -> list[SearchHit]:
         return []
     params = {"query": query, "limit": limit}
     newest = _too_many(db, "messages_fts", query) or _too_many(db, "tool_calls_fts", query)
-    order = ("0.0", "rowid DESC") if newest else (None, "rank")
+    # FTS5's rank is bm25 and sorts inside the index; past RANK_AT_MOST, newest first.
+    sql = {"score": "0.0", "order": "rowid DESC"} if newest else {"score": "rank", "order": "rank"}
     hits = [SearchHit(sid, title, "message", str(pos), role, snip, score, at)
             for sid, title, pos, role, snip, score, at
-            in db.execute(_sql(_MESSAGES_SQL, "messages_fts", *order), params)]
+            in db.execute(_MESSAGES_SQL.format(**sql), params)]
     hits += [SearchHit(sid, title, "tool_call", call_id, label, snip, score, at)
              for sid, title, call_id, label, snip, score, at
-             in db.execute(_sql(_TOOL_CALLS_SQL, "tool_calls_fts", *order), params)]
+             in db.execute(_TOOL_CALLS_SQL.format(**sql), params)]
     hits.sort(key=(lambda h: -h.at) if newest else (lambda h: h.score))
     return hits[:limit]
-
-
-def _sql(template: str, table: str, score: str | None, order: str) -> str:
-    return template.format(score=score or f"bm25({table})", order=order)
