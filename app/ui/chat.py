@@ -5,6 +5,10 @@ A turn runs in a thread worker that iterates ``Conversation.run`` and only posts
 The model's text streams through ``Markdown.get_stream`` into an anchored scroll view
 and is rendered once in full when the model call ends (not once per token). Old blocks
 are unmounted past ``MAX_BLOCKS``: the full session stays in the store.
+
+The blocks (``app.ui.blocks``, which loads Markdown and markdown_it) and the agent's
+events are imported where they are first used, not at start-up: the first screen has
+no block on it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import re
 import threading
 import time
 from collections import deque
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -22,12 +27,14 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Header, Markdown, Static
+from textual.widgets import Footer, Header, Static
 
-from app.agent import events as ev
-from app.ui.blocks import ActionBlock, FeedbackBar, Notice, ReplyBlock, UserBlock, short_args
 from app.ui.messages import AgentEventPosted, FeedbackStored, TurnEnded
 from app.ui.prompt import PromptArea
+
+if TYPE_CHECKING:
+    from app.agent import events as ev
+    from app.ui.blocks import ActionBlock, FeedbackBar, ReplyBlock
 
 MAX_BLOCKS = 200
 DELTA_HZ = 30  # most streamed-text messages a second
@@ -94,6 +101,8 @@ class ChatView(Vertical):
             self.notify("No model loaded yet: F4 opens the models, or type /model NAME|PATH.",
                         severity="warning")
             return
+        from app.ui.blocks import UserBlock
+
         self.add(UserBlock(text))
         self.busy = True
         self._cancel = threading.Event()
@@ -110,7 +119,9 @@ class ChatView(Vertical):
 
     @work(thread=True, exclusive=True, group="turn", exit_on_error=False)
     def run_turn(self, conversation, text: str, cancel: threading.Event) -> None:
-        pending: list[ev.ModelDelta] = []
+        from app.agent.events import ModelDelta
+
+        pending: list[ModelDelta] = []
         last = 0.0
 
         def flush() -> None:
@@ -124,7 +135,7 @@ class ChatView(Vertical):
             # Deltas that arrive faster than the screen redraws are joined (at most
             # DELTA_HZ messages a second), so a fast model never floods the event loop.
             for event in conversation.run(text, cancel):
-                if isinstance(event, ev.ModelDelta) and (
+                if isinstance(event, ModelDelta) and (
                         not pending or pending[0].step == event.step):
                     pending.append(event)
                     if (now := time.monotonic()) - last >= 1 / DELTA_HZ:
@@ -161,6 +172,8 @@ class ChatView(Vertical):
 
     def show_resumed(self, resumed, detail) -> None:
         """Redraw a recorded session: questions, tool calls and answers of recent turns."""
+        from app.ui.blocks import ActionBlock, FeedbackBar, ReplyBlock, UserBlock, short_args
+
         self.clear()
         ratings = {f.turn: f.rating for f in detail.feedback}
         turns = detail.turns[-RESUME_TURNS:]
@@ -205,6 +218,10 @@ class ChatView(Vertical):
         self._denied.clear()
 
     async def _on_ModelDelta(self, e: ev.ModelDelta) -> None:
+        from textual.widgets import Markdown
+
+        from app.ui.blocks import ReplyBlock
+
         if self._reply is None or self._reply.step != e.step:
             await self._end_stream()
             self._reply = ReplyBlock(step=e.step)
@@ -228,6 +245,8 @@ class ChatView(Vertical):
                         f"{u.completion_tokens:,} generated{speed}")
 
     async def _on_CodeAction(self, e: ev.CodeAction) -> None:
+        from app.ui.blocks import ActionBlock
+
         if self._reply is not None and self._reply.step == e.step:
             if e.thought.strip():
                 await self._reply.update(e.thought)
@@ -241,6 +260,8 @@ class ChatView(Vertical):
         block.status = "running"
 
     async def _on_Observation(self, e: ev.Observation) -> None:
+        from app.ui.blocks import ActionBlock
+
         status = "ok" if e.status == "ok" else "error"
         block = self._actions.get(f"code{e.step}")
         if block is None and self._tools_since_observation == 0:
@@ -253,6 +274,8 @@ class ChatView(Vertical):
 
     async def _on_ToolCallStarted(self, e: ev.ToolCallStarted) -> None:
         import json
+
+        from app.ui.blocks import ActionBlock, short_args
 
         self._tools_since_observation += 1
         block = ActionBlock("tool", f"{e.server}.{e.tool}({short_args(e.arguments)})",
@@ -280,6 +303,8 @@ class ChatView(Vertical):
             block.finish(status, e.result, e.duration_s)
 
     async def _on_FinalAnswer(self, e: ev.FinalAnswer) -> None:
+        from app.ui.blocks import FeedbackBar, ReplyBlock
+
         await self._end_stream()
         if self._reply is None or self._reply.step != e.step:
             self._reply = ReplyBlock(step=e.step)
@@ -289,6 +314,8 @@ class ChatView(Vertical):
         self.add(FeedbackBar(self.turn))
 
     async def _on_TurnFinished(self, e: ev.TurnFinished) -> None:
+        from app.ui.blocks import Notice
+
         await self._end_stream()
         for block in self._actions.values():
             if block.status in ("pending", "running", "waiting"):
@@ -304,6 +331,8 @@ class ChatView(Vertical):
             f"{e.wall_s:.1f} s")
 
     async def _on_AgentError(self, e: ev.AgentError) -> None:
+        from app.ui.blocks import Notice
+
         self.add(Notice(f"**{e.kind} error:** {e.message}", "error"))
 
     async def on_turn_ended(self, message: TurnEnded) -> None:
@@ -312,8 +341,7 @@ class ChatView(Vertical):
         self._reply = None
         self.busy = False
 
-    @on(FeedbackBar.Rated)
-    def rated(self, event: FeedbackBar.Rated) -> None:
+    def on_feedback_bar_rated(self, event: FeedbackBar.Rated) -> None:
         event.stop()
         self.store_rating(self.app.conversation, event.turn, event.up)  # type: ignore
 
@@ -323,6 +351,8 @@ class ChatView(Vertical):
         self.post_message(FeedbackStored(turn, 1 if up else -1))
 
     def on_feedback_stored(self, message: FeedbackStored) -> None:
+        from app.ui.blocks import FeedbackBar
+
         message.stop()
         for bar in self.query(FeedbackBar):
             if bar.turn == message.turn:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from app.agent.events import AgentEvent
-from app.llm.base import ChatModel
+if TYPE_CHECKING:  # the agent's events load with the first turn, not at start-up
+    from app.agent.events import AgentEvent
+    from app.llm.base import ChatModel
 
 
 class ModelReady(Message):
