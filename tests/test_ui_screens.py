@@ -40,6 +40,12 @@ async def two_sessions(app, pilot) -> None:
     await turn_done(app, pilot)
 
 
+async def first_run_dialog(app, pilot) -> None:
+    """Wait until the first-run dialog is drawn (the model loads after the first frame)."""
+    await wait_for(pilot, lambda: isinstance(app.screen, FirstRunScreen)
+                   and app.screen.query("#first-run-options"), what="the first-run dialog")
+
+
 def rows(table: DataTable) -> list[list[str]]:
     return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
 
@@ -169,7 +175,7 @@ async def test_first_run_offers_the_tiny_model_and_writes_the_config(home):
 
     app = DeskmateApp(Config(), model_factory=factory, mode="eager")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, FirstRunScreen), what="first run")
+        await first_run_dialog(app, pilot)
         assert "Welcome to deskmate" in app.chat.query_one(".notice").source
         options = app.screen.query_one("#first-run-options")
         assert [o.id for o in options.options] == ["download", "local", "tiny"]
@@ -193,7 +199,7 @@ async def test_first_run_with_a_local_file(home, tiny_model_path):
 
     app = DeskmateApp(Config(), model_factory=factory, mode="eager")
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, FirstRunScreen), what="first run")
+        await first_run_dialog(app, pilot)
         app.screen.query_one("#first-run-options").highlighted = 1
         await pilot.press("enter")
         await type_answer(app, pilot, str(tiny_model_path))

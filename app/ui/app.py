@@ -1,8 +1,10 @@
 """``DeskmateApp``: screens, key bindings, the model, the MCP hub and the agent.
 
-Start-up runs two workers side by side (load the model, connect the MCP servers); when
-both are done a third builds the agent. Workers post typed messages only, and
-``on_worker_state_changed`` is the one place a failed worker becomes an error.
+Once the first frame is on screen, two workers run side by side (load the model,
+connect the MCP servers); when both are done a third builds the agent. Starting them
+only then keeps their imports (llama_cpp, the MCP SDK) from holding up the first paint.
+Workers post typed messages only, and ``on_worker_state_changed`` is the one place a
+failed worker becomes an error.
 """
 
 from __future__ import annotations
@@ -108,6 +110,8 @@ class DeskmateApp(ModelWorkers, App[None]):
             self.theme = self.config.ui.theme
         self.apply_keymap()
         self.switch_mode("chat")
+
+    def on_ready(self) -> None:
         self.load_model(self.model_spec)
         self.start_hub()
 
