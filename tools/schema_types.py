@@ -274,13 +274,13 @@ class _Renderer:
                 found.append(_value_type(value))
             else:
                 literals.append(text)
-        shown = "Literal[" + ", ".join(literals) + "]"
-        if not literals:
-            pass
-        elif self.literals and len(literals) <= MAX_LITERALS and len(shown) <= MAX_LITERAL_CHARS:
-            found.insert(0, shown)
-        else:
-            found[:0] = [_value_type(v) for v in values if v is not None]
+        if literals:
+            shown = "Literal[" + ", ".join(literals) + "]"
+            if self.literals and len(literals) <= MAX_LITERALS \
+                    and len(shown) <= MAX_LITERAL_CHARS:
+                found.insert(0, shown)
+            else:
+                found[:0] = [_value_type(v) for v in values if v is not None]
         return _dedupe(found)
 
 
