@@ -10,7 +10,6 @@ import json
 import os
 import sys
 from dataclasses import asdict
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,11 +33,11 @@ class _StoreGroup(click.Group):
             fail(str(exc), EXIT_FAILURE)
 
 
-def _open(create: bool = False) -> Database | None:
+def _open() -> Database | None:
     from app.store.db import db_path, open_db
 
     path = db_path()
-    return open_db(path) if create or path.exists() else None
+    return open_db(path) if path.exists() else None
 
 
 def _require() -> Database:
@@ -49,10 +48,6 @@ def _require() -> Database:
     if db is None:
         raise StoreError(f"no sessions recorded yet (the database will be {db_path()})")
     return db
-
-
-def _when(at: float) -> str:
-    return datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M")
 
 
 def _echo_json(value: Any) -> None:
@@ -73,6 +68,7 @@ def sessions(ctx: click.Context) -> None:
 def list_cmd(limit: int = 30, as_json: bool = False) -> None:
     """The most recently updated sessions."""
     from app.store.db import db_path
+    from app.store.export import when
     from app.store.sessions import list_sessions
 
     db = _open()
@@ -85,7 +81,7 @@ def list_cmd(limit: int = 30, as_json: bool = False) -> None:
         return
     for r in rows:
         rating = {1: "+", -1: "-"}.get(r.rating or 0, " ")
-        click.echo(f"{r.id}  {_when(r.updated_at)}  {r.status:<10} {rating} "
+        click.echo(f"{r.id}  {when(r.updated_at)}  {r.status:<10} {rating} "
                    f"{r.turns:>3} turns {r.messages:>4} msgs  {r.title}")
 
 

@@ -100,7 +100,8 @@ def _longest_backtick_run(text: str) -> int:
     return best
 
 
-def _when(at: float) -> str:
+def when(at: float) -> str:
+    """Local date and minute, as the CLI and the Markdown export show times."""
     return datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M")
 
 
@@ -108,7 +109,7 @@ def session_markdown(detail: SessionDetail) -> str:
     s = detail.summary
     rating = {1: "up", -1: "down"}.get(s.rating or 0, "unrated")
     lines = [f"# {s.title or '(untitled session)'}", "",
-             f"- session `{s.id}` · {_when(s.created_at)} · status {s.status} · "
+             f"- session `{s.id}` · {when(s.created_at)} · status {s.status} · "
              f"rated {rating}",
              f"- model {s.model or '?'}" + (f" + adapter {s.adapter}" if s.adapter else "")
              + (f" · mode {s.mode}" if s.mode else ""), ""]
