@@ -232,10 +232,14 @@ def test_wrong_scripts_score_below_one(suite, bins, mode):
     tasks = suite.select(["fs-read-config", "every-sum", "git-fix-typo-hash"])
     outcome = run_eval(suite, tasks, lambda task, m: ScriptedModel(wrong(task.id, m)),
                        settings(bins, mode))
+    for r in outcome.results:
+        # the model's mistake, not a server that failed to start (which also scores 0)
+        assert r.error == "" and r.status == "answered", (r.task, r.error)
     scores = {r.task: r.score for r in outcome.results}
     assert scores["fs-read-config"] == 0.0 and scores["every-sum"] == 0.0
-    # the file was left alone, nothing committed, the hash is made up
-    assert scores["git-fix-typo-hash"] < 1.0
+    # the file was left alone, nothing committed, the hash is made up: verify.py's
+    # three checks all fail
+    assert scores["git-fix-typo-hash"] == 0.0
     assert outcome.summary["modes"][mode]["success_rate"] == 0.0
     assert outcome.run_id is None  # nothing recorded without a database
     assert server_children() == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -180,6 +181,8 @@ def test_the_local_suite_is_valid_and_honest():
         # No task gives its expected answer away in the prompt.
         for needle in task.checks.answer_contains:
             assert needle.lower() not in task.prompt.lower(), (task.id, needle)
+        if task.checks.answer_regex:
+            assert not re.search(task.checks.answer_regex, task.prompt), task.id
 
 
 def test_the_local_suites_verify_py_read_the_memory_graph_and_git(tmp_path):
