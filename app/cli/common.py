@@ -24,6 +24,9 @@ class Env:
     mcp_config: Path | None = None  # a servers file that replaces [mcp.servers] for this run
     _config: Config | None = field(default=None, repr=False)
 
+    def use_servers_file(self, path: Path) -> None:
+        self.mcp_config, self._config = path, None
+
     @property
     def config(self) -> Config:
         if self._config is None:

@@ -44,7 +44,9 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
     from tools.policy import Policy
 
     text = sys.stdin.read() if task == ("-",) else " ".join(task)
-    servers = _servers(env, mcp_config)
+    if mcp_config is not None:  # same as `deskmate --mcp-config FILE run …`
+        env.use_servers_file(mcp_config)
+    servers = [s for s in env.config.mcp.servers.values() if s.enabled]
     interactive = sys.stdin.isatty() and not as_json and task != ("-",)
     policy = Policy(trusted_servers={s.name for s in servers if s.trust}, yes=yes,
                     yes_all=yes_all, approver=_ask if interactive else None)
@@ -99,20 +101,6 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
         click.echo(click.style(f"[session {recorder.session_id} · {finished.status} · "
                                f"{finished.steps} steps · {finished.tool_calls} tool calls · "
                                f"{finished.wall_s:.1f} s]", dim=True), err=True)
-
-
-def _servers(env: Env, mcp_config: Path | None) -> list:
-    if mcp_config is None:
-        return [s for s in env.config.mcp.servers.values() if s.enabled]
-    from tools.hub.dialects import ImportError_, load_server_file
-
-    try:
-        result = load_server_file(mcp_config)
-    except ImportError_ as exc:
-        fail(str(exc), 1)
-    for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    return [s for s in result.servers if s.enabled]
 
 
 def _recorder(llm, mode: str):
