@@ -320,6 +320,31 @@ def test_cli_refuses_a_bad_suite_before_loading_a_model(home, tmp_path, monkeypa
     assert result.exit_code == 2 and "no task or selection 'nope'" in result.stderr
 
 
+def test_cli_takes_agent_and_sandbox_limits_from_the_config(home, tmp_path, monkeypatch):
+    from app.cli import main
+    from finetune.eval.runner import EvalOutcome
+
+    config = tmp_path / "deskmate.toml"
+    config.write_text("[agent]\nmax_tool_calls = 7\nturn_timeout = 900\ncell_timeout = 5\n"
+                      "[model]\ntemperature = 0.6\n")
+    monkeypatch.setenv("DESKMATE_CONFIG", str(config))
+    monkeypatch.setattr("app.cli.eval.load_model", lambda env, spec=None: ScriptedModel([]))
+    seen = []
+
+    def fake_run_eval(suite, tasks, model_for, settings, **kw):
+        seen.append(settings)
+        return EvalOutcome(None, [], {"modes": {}})
+
+    monkeypatch.setattr("finetune.eval.run_eval", fake_run_eval)
+    result = CliRunner().invoke(main, ["eval", "--suite", str(LOCAL), "--tasks", "every-sum",
+                                       "--max-steps", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    limits = seen[0].limits
+    assert (limits.max_steps, limits.max_tool_calls, limits.wall_s) == (3, 7, 900.0)
+    assert limits.temperature == 0.6 and limits.max_tokens <= 1024
+    assert seen[0].sandbox_limits.cell_timeout_s == 5.0
+
+
 def test_prompt_and_server_variables_expand():
     assert substitute({"a": ["${WORKSPACE}/x", 3], "b": "${SITE_URL}"},
                       {"WORKSPACE": "/w", "SITE_URL": "http://h"}) == {

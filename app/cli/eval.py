@@ -48,7 +48,7 @@ def eval_command(env: Env, suite_path: Path, mode: str, model: str | None,
     approved (the workspace is a throwaway), and is scored by its deterministic checks.
     The run and its sessions are stored in the sessions database.
     """
-    from app.agent.loop import AgentLimits
+    from app.agent.factory import limits_from_config
     from app.store import open_db
     from finetune.eval import EvalSettings, SuiteError, load_suite, run_eval
     from finetune.eval.report import summary_table, task_table
@@ -64,12 +64,12 @@ def eval_command(env: Env, suite_path: Path, mode: str, model: str | None,
         _check_matplotlib()
     modes = ("code", "eager") if mode == "both" else (mode,)
     llm = load_model(env, model)
-    cfg = env.config.model
-    limits = AgentLimits(max_steps=max_steps,
-                         temperature=cfg.temperature if temperature is None else temperature,
-                         max_tokens=max_tokens or min(cfg.max_tokens, 1024))
+    limits, sandbox_limits = limits_from_config(
+        env.config, max_steps=max_steps, temperature=temperature,
+        max_tokens=max_tokens or min(env.config.model.max_tokens, 1024))
     settings = EvalSettings(modes=modes, repeats=repeats, limits=limits,
-                            bins=tuple(bin_folders(bins)), keep_workspaces=keep_workspaces)
+                            sandbox_limits=sandbox_limits, bins=tuple(bin_folders(bins)),
+                            keep_workspaces=keep_workspaces)
     total = len(tasks) * len(modes) * repeats
     db = open_db()
     try:

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app.agent import events as ev
 from app.agent.loop import AgentLimits
@@ -51,6 +52,7 @@ class EvalSettings:
     modes: tuple[str, ...] = ("code",)
     repeats: int = 1
     limits: AgentLimits = AgentLimits()
+    sandbox_limits: Any = None  # tools.sandbox.Limits for code mode; None: its defaults
     bins: tuple[Path, ...] = ()  # folders of server executables (workspace.py)
     keep_workspaces: bool = False  # leave each task's temp folder for inspection
 
@@ -133,7 +135,8 @@ def run_task(suite: Suite, task: Task, mode: str, model: ChatModel,
                     f"MCP server {s.name} is {s.status}: {(s.error or '').strip()[:300]}"
                     for s in failed))
             runtime = build_agent(model, hub=hub, mode=mode, policy=Policy(yes_all=True),
-                                  limits=settings.limits)
+                                  limits=settings.limits,
+                                  sandbox_limits=settings.sandbox_limits)
             recorder = None
             if db is not None:
                 from app.store import Recorder
