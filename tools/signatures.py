@@ -263,15 +263,16 @@ def _first_sentence(text: str) -> str:
 def _trim_sentences(text: str, limit: int) -> str:
     """Whole sentences of ``text`` while they fit in ``limit``, else a cut first sentence."""
     text = re.sub(r"^\(?optional\)?[.:,]?\s+", "", text, flags=re.IGNORECASE)
-    kept = ""
-    rest = text
-    while rest and len(text) > limit:
+    if len(text) <= limit:
+        return text
+    kept, rest = "", text
+    while rest:
         sentence = _first_sentence(rest)
         if len(kept) + len(sentence) + 1 > limit:
             break
         kept = f"{kept} {sentence}".lstrip()
         rest = rest[len(sentence):].lstrip()
-    if not rest or len(text) <= limit:
+    if not rest:
         return text
     return kept or _trim(text, limit)
 
