@@ -12,9 +12,7 @@ import json
 import time
 from typing import Any
 
-import sqlite_utils
-
-from app.store.db import transaction
+from app.store.db import Database, transaction
 from finetune.eval.suite import Suite, Task
 
 
@@ -22,7 +20,7 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def start_run(db: sqlite_utils.Database, *, model: str, config: dict[str, Any]) -> int:
+def start_run(db: Database, *, model: str, config: dict[str, Any]) -> int:
     with transaction(db) as conn:
         cursor = conn.execute("INSERT INTO runs (kind, base_model, config, status, started_at) "
                               "VALUES ('eval', ?, ?, 'running', ?)",
@@ -30,14 +28,14 @@ def start_run(db: sqlite_utils.Database, *, model: str, config: dict[str, Any]) 
         return int(cursor.lastrowid)
 
 
-def finish_run(db: sqlite_utils.Database, run_id: int, *, status: str,
+def finish_run(db: Database, run_id: int, *, status: str,
                metrics: dict[str, Any]) -> None:
     with transaction(db) as conn:
         conn.execute("UPDATE runs SET status = ?, metrics = ?, finished_at = ? WHERE id = ?",
                      (status, _json(metrics), time.time(), run_id))
 
 
-def task_row(db: sqlite_utils.Database, suite: Suite, task: Task) -> int:
+def task_row(db: Database, suite: Suite, task: Task) -> int:
     """The ``tasks`` id of this suite task, inserting it (and its rubric) when new."""
     suite_path = str(suite.path.resolve())
     checks = _json({**task.checks.as_dict(), "verify_py": task.verify is not None})
@@ -67,7 +65,7 @@ def task_row(db: sqlite_utils.Database, suite: Suite, task: Task) -> int:
     return task_id
 
 
-def add_result(db: sqlite_utils.Database, run_id: int, task_id: int, result: Any) -> None:
+def add_result(db: Database, run_id: int, task_id: int, result: Any) -> None:
     """One ``eval_results`` row from a ``TaskRun``."""
     details = {"task": result.task, "repeat": result.repeat, "status": result.status,
                "answer": result.answer, "error": result.error,
