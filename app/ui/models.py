@@ -16,11 +16,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from app.ui.dialogs import AskScreen
 from app.ui.messages import ConfigChanged, DownloadFinished, DownloadProgress
+from app.ui.tables import TableScreen
 
 MAX_LOCAL_FILES = 50
 
@@ -33,7 +33,7 @@ def local_ggufs(folders: list[Path]) -> list[Path]:
     return found[:MAX_LOCAL_FILES]
 
 
-class ModelsScreen(Screen):
+class ModelsScreen(TableScreen):
     """Models you can run.
 
     | Key | Action |
@@ -86,13 +86,6 @@ class ModelsScreen(Screen):
         self.show_active()
         self.load()
 
-    @property
-    def selected(self) -> str | None:
-        table = self.query_one(DataTable)
-        if table.row_count == 0:
-            return None
-        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-
     def show_active(self) -> None:
         app: Any = self.app
         cfg = app.config.model
@@ -139,13 +132,7 @@ class ModelsScreen(Screen):
         self.post_message(self.Listed(rows))
 
     def on_models_screen_listed(self, message: Listed) -> None:
-        table = self.query_one(DataTable)
-        keep = self.selected
-        table.clear()
-        for spec, *cells in message.rows:
-            table.add_row(*(Text(c) for c in cells), key=spec)
-        if keep in table.rows:
-            table.move_cursor(row=table.get_row_index(keep))
+        self.refill((spec, [Text(c) for c in cells]) for spec, *cells in message.rows)
 
     def on_download_progress(self, message: DownloadProgress) -> None:
         self.show_download(message)

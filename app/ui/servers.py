@@ -17,12 +17,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Markdown, Static
 
 from app.ui import server_jobs
 from app.ui.dialogs import AskScreen
 from app.ui.messages import ConfigChanged, HubChanged
+from app.ui.tables import TableScreen
 
 STDERR_LINES = 20
 
@@ -36,7 +36,7 @@ def describe_tools(tools: Any) -> str:
     return f"### {len(tools)} tools\n\n```python\n{body}\n```"
 
 
-class ServersScreen(Screen):
+class ServersScreen(TableScreen):
     """Your MCP servers.
 
     | Key | Action |
@@ -91,13 +91,6 @@ class ServersScreen(Screen):
     def on_screen_resume(self) -> None:
         self.refresh_table()
 
-    @property
-    def selected(self) -> str | None:
-        table = self.query_one(DataTable)
-        if table.row_count == 0:
-            return None
-        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-
     def states(self) -> dict[str, Any]:
         hub = self.app.hub  # type: ignore[attr-defined]
         return {s.name: s for s in hub.states()} if hub is not None else {}
@@ -105,20 +98,17 @@ class ServersScreen(Screen):
     def refresh_table(self) -> None:
         """Redraw from the config and the hub's snapshots (no I/O)."""
         app: Any = self.app
-        table = self.query_one(DataTable)
-        keep = self.selected
-        table.clear()
         states = self.states()
+        rows = []
         for name, cfg in app.config.mcp.servers.items():
             state = states.get(name)
             status = "disabled" if not cfg.enabled else (state.status if state else "starting")
             tools = str(len(state.tools)) if state and state.status == "ready" else ""
-            table.add_row(name, status, tools, Text(cfg.describe()), key=name)
-        if keep in table.rows:
-            table.move_cursor(row=table.get_row_index(keep))
+            rows.append((name, (name, status, tools, Text(cfg.describe()))))
+        self.refill(rows)
         self.query_one("#servers-hint", Static).update(
             "no servers yet: a adds one, i imports a Claude/.mcp.json file"
-            if not table.row_count else
+            if not rows else
             "a add · i import · space enable/disable · r restart · t test")
         self.show_detail()
 

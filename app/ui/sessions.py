@@ -16,11 +16,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Markdown, Static
 
 from app.ui.dialogs import AskScreen, ConfirmScreen
 from app.ui.messages import SessionResumed
+from app.ui.tables import TableScreen
 
 PREVIEW_CHARS = 6000
 LIST_LIMIT = 500
@@ -30,7 +30,7 @@ def when(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
 
 
-class SessionsScreen(Screen):
+class SessionsScreen(TableScreen):
     """Recorded sessions, newest first.
 
     | Key | Action |
@@ -97,13 +97,6 @@ class SessionsScreen(Screen):
 
     def reload(self) -> None:
         self.load(self.query_one("#session-query", Input).value.strip())
-
-    @property
-    def selected(self) -> str | None:
-        table = self.query_one(DataTable)
-        if table.row_count == 0:
-            return None
-        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
     # ---------------------------------------------------------------- workers
 
@@ -178,13 +171,7 @@ class SessionsScreen(Screen):
     # ---------------------------------------------------------------- handlers
 
     def on_sessions_screen_listed(self, message: Listed) -> None:
-        table = self.query_one(DataTable)
-        keep = self.selected
-        table.clear()
-        for sid, *cells in message.rows:
-            table.add_row(*(Text(c) for c in cells), key=sid)
-        if keep is not None and keep in table.rows:
-            table.move_cursor(row=table.get_row_index(keep))
+        self.refill((sid, [Text(c) for c in cells]) for sid, *cells in message.rows)
         count = len(message.rows)
         what = f"{count} session{'s' if count != 1 else ''}"
         self.query_one("#sessions-hint", Static).update(
