@@ -74,13 +74,7 @@ class ToolBridge:
         by_server = {name: py for py, name in self._servers.items()}
         for (server, py_tool) in self._tools:
             servers[by_server[server]].append(py_tool)
-        owners: dict[str, list[str]] = {}
-        for py_server, tools in servers.items():
-            for tool in tools:
-                owners.setdefault(tool, []).append(py_server)
-        aliases = {tool: owners[tool][0] for tool in owners if len(owners[tool]) == 1}
-        return {"servers": servers, "helpers": ["search_tools", "tool_help"],
-                "aliases": aliases}
+        return {"servers": servers, "helpers": ["search_tools", "tool_help"]}
 
     # ---------------------------------------------------------------- channel
 
@@ -182,7 +176,7 @@ class ToolBridge:
                        result.duration_s, result.structured)
         if result.is_error:
             raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}")
-        return _json_safe(result.value())
+        return result.value()  # decoded from JSON: the sandbox can send it back as is
 
     def _finished(self, call_id: str, server: str, tool: str, text: str, is_error: bool,
                   duration: float, structured: Any = None) -> None:
@@ -252,11 +246,3 @@ def _validate(spec: ToolSpec, sig: Signature, arguments: dict[str, Any]) -> None
 def _did_you_mean(name: str, known: list[str]) -> str:
     close = difflib.get_close_matches(name, known, n=2, cutoff=0.5)
     return f" — did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-
-
-def _json_safe(value: Any) -> Any:
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        return json.loads(json.dumps(value, default=str))

@@ -151,9 +151,9 @@ def build_namespace(channel: Channel, spec: dict) -> dict:
             TOOL_SERVERS.setdefault(tool, []).append(name)
     # Small models often call a tool bare (`read_file(...)`): a tool name that only one
     # server has is also a plain function, unless the name is taken.
-    for tool, server in (spec.get("aliases") or {}).items():
-        if tool not in ns and server in ns:
-            ns[tool] = getattr(ns[server], tool)
+    for tool, servers in TOOL_SERVERS.items():
+        if len(servers) == 1 and tool not in ns:
+            ns[tool] = getattr(ns[servers[0]], tool)
     helpers = spec.get("helpers") or []
     if "search_tools" in helpers:
         def search_tools(query: str, k: int = 5):
