@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -52,7 +52,7 @@ def _with_servers_from(config: Config, path: Path) -> Config:
     return replace(config, mcp=replace(config.mcp, servers=servers))
 
 
-def fail(message: str, code: int = EXIT_FAILURE) -> None:
+def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     click.echo(f"deskmate: {message}", err=True)
     sys.exit(code)
 
