@@ -102,8 +102,7 @@ class SessionsScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="sessions-list", exit_on_error=False)
     def load(self, query: str) -> None:
-        from app.store import list_sessions, open_db, search
-        from app.store.sessions import get_summary
+        from app.store import get_summary, list_sessions, open_db, search
 
         db = open_db()
         try:
@@ -149,14 +148,12 @@ class SessionsScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="sessions-change", exit_on_error=False)
     def change(self, what: str, session_id: str, value: str = "") -> None:
-        from app.store import delete_session, open_db, transaction
+        from app.store import delete_session, open_db, rename_session
 
         db = open_db()
         try:
             if what == "rename":
-                with transaction(db) as conn:
-                    conn.execute("UPDATE sessions SET title = ? WHERE id = ?",
-                                 (value, session_id))
+                rename_session(db, session_id, value)
                 note = f"renamed to {value}"
             elif what == "delete":
                 delete_session(db, session_id)
