@@ -86,15 +86,7 @@ def add(env: Env, name: str, command: tuple[str, ...], url: str | None, transpor
 @click.pass_obj
 def remove(env: Env, name: str) -> None:
     """Remove a server from the config."""
-    from app.config import update_config
-
-    def mutate(data: dict[str, Any]) -> None:
-        servers = data.get("mcp", {}).get("servers", {})
-        if name not in servers:
-            raise click.ClickException(f"no server named {name!r} in the config")
-        del servers[name]
-
-    update_config(mutate, env.config_path)
+    _edit_server(env, name, lambda servers: servers.pop(name))
     click.echo(f"removed {name}")
 
 
@@ -115,19 +107,27 @@ def disable(env: Env, name: str) -> None:
 
 
 def _set_enabled(env: Env, name: str, enabled: bool) -> None:
+    def toggle(servers: dict[str, Any]) -> None:
+        if enabled:
+            servers[name].pop("enabled", None)
+        else:
+            servers[name]["enabled"] = False
+
+    _edit_server(env, name, toggle)
+    click.echo(f"{name} {'enabled' if enabled else 'disabled'}")
+
+
+def _edit_server(env: Env, name: str, change: Any) -> None:
+    """Apply ``change(servers)`` to the config's server tables; ``name`` must exist."""
     from app.config import update_config
 
     def mutate(data: dict[str, Any]) -> None:
         servers = data.get("mcp", {}).get("servers", {})
         if name not in servers:
             raise click.ClickException(f"no server named {name!r} in the config")
-        if enabled:
-            servers[name].pop("enabled", None)
-        else:
-            servers[name]["enabled"] = False
+        change(servers)
 
     update_config(mutate, env.config_path)
-    click.echo(f"{name} {'enabled' if enabled else 'disabled'}")
 
 
 @mcp.command("import")
