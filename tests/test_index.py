@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,8 @@ from tools.catalog import Catalog
 from tools.index import build_index
 from tools.spec import ToolSpec
 
-TOOLSPACE = Path(__file__).resolve().parents[1].parent / "shared" / "toolspace"
+ROOT = Path(__file__).resolve().parents[1]
+TOOLSPACE = ROOT.parent / "shared" / "toolspace"
 
 
 def words(text: str) -> int:
@@ -88,8 +92,17 @@ def test_more_budget_never_names_fewer_servers_and_summaries_survive():
 
 
 def test_index_is_stable_for_the_kv_cache():
-    catalog = many(8, 6)
-    assert build_index(catalog, words, 60) == build_index(many(8, 6), words, 60)
+    # Every session must get the same text for the same servers, and string hashing (so
+    # set order) differs from one process to the next: build it under several seeds.
+    code = ("from tools.catalog import Catalog; from tools.index import build_index; "
+            "from tools.spec import ToolSpec; "
+            "c = Catalog.from_specs([ToolSpec(f'server{s}', f'tool_{s}_{t}') "
+            "for s in range(8) for t in range(6)]); "
+            "print(build_index(c, lambda text: len(text.split()), 60))")
+    texts = {subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, text=True,
+                            capture_output=True, env={**os.environ, "PYTHONHASHSEED": seed}
+                            ).stdout for seed in ("1", "2", "3")}
+    assert len(texts) == 1 and "Other servers" in texts.pop()
 
 
 def test_real_tokenizer_counts(tiny_model):
