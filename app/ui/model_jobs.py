@@ -6,8 +6,6 @@ Called from thread workers only: verifying a GGUF reads its header and may hash 
 from __future__ import annotations
 
 import contextlib
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from app.config import Config, update_config
@@ -45,10 +43,3 @@ def set_model_option(key: str, value: object, config_path: Path | None) -> Confi
             data.setdefault("model", {})[key] = value
 
     return update_config(mutate, config_path)
-
-
-def download(spec: str, progress: Callable[[int, int | None], None],
-             cancel: threading.Event) -> Path:
-    from app.llm.download import pull
-
-    return pull(spec, progress, cancel)

@@ -29,6 +29,8 @@ class ModelWorkers:
 
     @work(thread=True, exclusive=True, group="download", exit_on_error=False)
     def download_model(self, spec: str, use_after: bool = False) -> None:
+        from app.llm.download import pull
+
         cancel = self.download_cancel = threading.Event()
         last = 0.0
 
@@ -41,7 +43,7 @@ class ModelWorkers:
 
         self.post_message(DownloadProgress(spec, 0, None))
         try:
-            path = model_jobs.download(spec, progress, cancel)
+            path = pull(spec, progress, cancel)
         except ModelError as exc:
             self.post_message(DownloadFinished(spec, error=str(exc)))
             return
