@@ -56,8 +56,11 @@ def add_server(name: str, target: str, config_path: Path | None) -> Config:
 
 
 def import_servers(path: Path, existing: set[str],
-                   config_path: Path | None) -> tuple[Config | None, str]:
-    """Add the servers of a Claude/.mcp.json/Cursor/VS Code file; existing names are kept."""
+                   config_path: Path | None) -> tuple[Config, str]:
+    """Add the servers of a Claude/.mcp.json/Cursor/VS Code file; existing names are kept.
+
+    Raises ``ServerEditError`` (saying why) when the file adds no server.
+    """
     from tools.hub.dialects import ImportError_, load_server_file
 
     try:
@@ -71,7 +74,7 @@ def import_servers(path: Path, existing: set[str],
         notes.append(f"kept the existing {', '.join(skipped)}")
     notes.extend(result.warnings)
     if not new:
-        return None, "; ".join(notes)
+        raise ServerEditError("; ".join(notes))
 
     def mutate(data: dict[str, Any]) -> None:
         data.setdefault("mcp", {}).setdefault("servers", {}).update(new)

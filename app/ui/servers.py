@@ -153,11 +153,8 @@ class ServersScreen(TableScreen):
             config = server_jobs.add_server(*args, app.config_path)
             note = f"added {args[0]}"
         elif what == "import":
-            found, note = server_jobs.import_servers(
+            config, note = server_jobs.import_servers(
                 Path(args[0]), set(app.config.mcp.servers), app.config_path)
-            if found is None:
-                raise server_jobs.ServerEditError(note)
-            config = found
         else:
             name, enabled = args
             config = server_jobs.set_enabled(name, enabled, app.config_path)
