@@ -86,6 +86,9 @@ def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
     status = "failed"
     site = LocalSite(suite.site) if suite.site is not None else None
     try:
+        # each suite task once, however many modes and repeats its results come in
+        task_rows = {task.id: task_row(db, suite, task) for task in tasks} \
+            if db is not None else {}
         if site is not None:
             site.__enter__()
         for mode in settings.modes:
@@ -97,7 +100,7 @@ def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
                                       site_url=site.url if site else "", db=db,
                                       repeat=repeat, cancel=cancel)
                     if db is not None:
-                        add_result(db, run_id, task_row(db, suite, task), result)
+                        add_result(db, run_id, task_rows[task.id], result)
                     results.append(result)
                     if on_result is not None:
                         on_result(result)
