@@ -32,8 +32,7 @@ class Conversation:
         self.record = record
         self._db_factory = db_factory
         self._db: Any = None
-        self.policy = Policy(trusted_servers={s.name for s in config.mcp.servers.values()
-                                              if s.trust}, approver=approver)
+        self.policy = Policy(trusted_servers=self._trusted(), approver=approver)
         self.runtime: Any = None
         self.recorder: Any = None
         self.transcript: list[ChatMessage] = []
@@ -120,8 +119,11 @@ class Conversation:
         self.recorder = None
         self.transcript = []
         self.policy.allowed_tools.clear()
-        self.policy.trusted_servers = {s.name for s in self.config.mcp.servers.values()
-                                       if s.trust}
+        self.policy.trusted_servers = self._trusted()
+
+    def _trusted(self) -> set[str]:
+        """The servers the config trusts; approvals given in a session are not kept."""
+        return {s.name for s in self.config.mcp.servers.values() if s.trust}
 
     def resume(self, session_id: str, model: ChatModel | None) -> Any:
         """Continue a recorded session: its transcript, recorder and KV state."""
