@@ -87,6 +87,19 @@ class Connection:
         except Exception:
             pass
 
+    async def alive(self) -> bool:
+        """Whether the server still answers a ping."""
+        try:
+            await asyncio.wait_for(self.session.send_ping(), 2)
+            return True
+        except Exception:  # any failure means the connection is gone
+            return False
+
+    async def mark_crashed(self, what: str) -> None:
+        """Close what is left of a connection whose server died; the next call restarts it."""
+        await self.shutdown()
+        self.set(status="failed", error=self._explain(what))
+
     async def _run(self) -> None:
         started = time.perf_counter()
         try:

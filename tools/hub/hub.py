@@ -127,10 +127,8 @@ class Hub:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            if conn.config.transport == "stdio" and not await self._alive(conn):
-                await conn.shutdown()
-                conn.set(status="failed", error=conn._explain(
-                    f"exited during a call to {tool}"))
+            if conn.config.transport == "stdio" and not await conn.alive():
+                await conn.mark_crashed(f"exited during a call to {tool}")
                 raise ServerUnavailable(f"MCP server {name!r} crashed during {tool} "
                                         "(it restarts on the next call):\n"
                                         + conn.stderr_tail(8)) from exc
@@ -138,13 +136,6 @@ class Hub:
                 raise ToolTimeout(f"{name}.{tool} did not answer within {timeout:g} s") from exc
             raise ServerUnavailable(f"{name}.{tool} failed: {describe_exception(exc)}") from exc
         return from_mcp(name, tool, result, time.perf_counter() - started)
-
-    async def _alive(self, conn: Connection) -> bool:
-        try:
-            await asyncio.wait_for(conn.session.send_ping(), 2)
-            return True
-        except Exception:
-            return False
 
     # ---------------------------------------------------------------- shutdown
 
