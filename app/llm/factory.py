@@ -31,7 +31,7 @@ def open_model(config: Config, model: str | None = None) -> ChatModel:
         oa = config.openai
         return OpenAICompatibleModel(
             oa.base_url, model=oa.model, api_key=os.environ.get(oa.api_key_env, ""),
-            timeout=oa.timeout,
+            timeout=oa.timeout, context=cfg.context,
         )
     spec = model or cfg.name
     if not spec:
