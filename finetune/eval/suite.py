@@ -27,8 +27,8 @@ from pathlib import Path, PurePosixPath
 from types import ModuleType
 from typing import Any
 
-CATEGORIES = ("task_fulfillment", "tool_appropriateness", "tool_grounding",
-              "parameter_accuracy")
+from finetune.rubrics import CATEGORIES  # what the judge scores a [[rubric]] by
+
 CHECK_KEYS = ("answer_contains", "answer_regex", "file_exists", "file_contains", "file_absent")
 TASK_KEYS = ("prompt", "servers", "setup", "check", "rubric")
 # Stand-ins used to validate servers.json before any workspace exists.
