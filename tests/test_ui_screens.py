@@ -230,8 +230,7 @@ async def test_finetune_screen_draws_progress_lines(home):
     async with app.run_test() as pilot:
         await pilot.press("f5")
         screen = app.screen
-        assert "arrives with the finetuning feature" in str(
-            screen.query_one("#finetune-intro").render())
+        assert "deskmate finetune" in str(screen.query_one("#finetune-intro").render())
         lines = ['{"phase": "rollouts", "step": 3, "total": 10, "reward": 0.25}',
                  "Traceback (most recent call last):", '{"message": "saved adapter"}']
         screen.follow(io.StringIO("\n".join(lines) + "\n"))

@@ -1,9 +1,11 @@
-"""The finetuning screen. Starting runs arrives with the finetuning feature itself.
+"""The finetuning screen. Runs are started and followed by ``deskmate finetune`` in a
+terminal; this screen neither starts nor finds them yet (its intro says so).
 
-What is ready is the progress plumbing: training runs in its own process and writes
-one JSON object per line on its stdout; ``FinetuneScreen.follow(stream)`` reads such a
-stream in a thread worker and posts each line as a ``FinetuneProgress`` message, which
-the screen draws. Keys a line may carry (all optional):
+What is here is progress plumbing that nothing in the app calls yet:
+``FinetuneScreen.follow(stream)`` reads JSON lines in a thread worker and posts each as
+a ``FinetuneProgress`` message, which the screen draws. The keys it reads (all
+optional) are not yet those that ``finetune.run --json-progress`` writes (``event``,
+``step``/``steps``, ``reward_mean``, …):
 
     phase    "rollouts", "scoring", "update", "export", "eval", "done", "failed"
     step     current step; total: number of steps (drives the progress bar)
@@ -54,16 +56,16 @@ def metrics_line(data: dict[str, Any]) -> str:
 
 
 class FinetuneScreen(Screen):
-    """Progress of a finetuning run; no run can be started from here yet."""
+    """Where finetuning runs are started; their progress is not followed here yet."""
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(classes="screen-body"):
             yield Static(
-                "Finetuning arrives with the finetuning feature: training a LoRA adapter on "
-                "your rated sessions, then evaluating and activating it. Until then there is "
-                "nothing to start here. When a run reports progress, it is drawn below.",
-                id="finetune-intro", classes="notice")
+                "Finetuning trains a LoRA adapter on tasks from your sessions. Start a run "
+                "in a terminal with `deskmate finetune` (it prints its progress there), and "
+                "serve its adapter with `deskmate finetune use RUN`. This screen does not "
+                "start or follow runs yet.", id="finetune-intro", classes="notice")
             yield Static("no run yet", id="finetune-metrics", classes="screen-title")
             yield ProgressBar(id="finetune-progress", show_eta=False)
             yield Log(id="finetune-log", max_lines=2000)
