@@ -97,19 +97,13 @@ def markdown_table(summary: dict[str, Any], label: str = "") -> str:
     return "\n".join(lines)
 
 
-class PlotUnavailable(RuntimeError):
-    pass
-
-
 def plot(summary: dict[str, Any], path: Path, title: str = "") -> None:
-    """A PNG with one bar chart per metric, the modes side by side."""
-    try:
-        import matplotlib
+    """A PNG with one bar chart per metric, the modes side by side (needs deskmate[plot];
+    ``deskmate eval --plot`` checks for it before the run)."""
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise PlotUnavailable("--plot needs matplotlib: pip install 'deskmate[plot]'") from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     modes = list(summary["modes"])
     fig, axes = plt.subplots(1, len(COLUMNS), figsize=(3 * len(COLUMNS), 3.2))
     for ax, (key, label, _) in zip(axes, COLUMNS, strict=True):
