@@ -40,3 +40,16 @@ def convert(hhmm, source, target):
     hour, minute = map(int, hhmm.split(":"))
     start = datetime(today.year, today.month, today.day, hour, minute, tzinfo=ZoneInfo(source))
     return start.astimezone(ZoneInfo(target)).strftime("%H:%M")
+
+
+def people_in_memory(workspace, roles):
+    """Of each {name: role}: 1/2 for an entity by that name, 1/2 more if its observations
+    mention the role (case-insensitively); the mean over the people."""
+    entities, _ = memory_graph(workspace)
+    score = 0.0
+    for name, role in roles.items():
+        entity = entities.get(name)
+        if entity is not None:
+            notes = " ".join(entity.get("observations", [])).lower()
+            score += 0.5 + 0.5 * float(role in notes)
+    return score / len(roles)

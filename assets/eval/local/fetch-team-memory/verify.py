@@ -1,17 +1,9 @@
-from helpers import memory_graph
+from helpers import people_in_memory
 
 
 def verify(workspace, answer):
-    entities, _ = memory_graph(workspace)
-    team = {
+    return people_in_memory(workspace, {
         "Nadia Haddad": "engineering manager",
         "Owen Price": "site reliability engineer",
         "Sofia Marin": "product designer",
-    }
-    score = 0.0
-    for name, title in team.items():
-        entity = entities.get(name)
-        if entity is not None:
-            notes = " ".join(entity.get("observations", [])).lower()
-            score += 0.5 + 0.5 * float(title in notes)
-    return score / len(team)
+    })
