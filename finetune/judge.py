@@ -15,9 +15,9 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from app.agent.loop import truncate
 from app.llm.base import ChatMessage, ChatModel, GenerationParams, ModelError, complete
 from finetune.rubrics import CATEGORIES, DEFAULT_WEIGHTS, PASS, Criterion, Rubric, reward
+from tools.sandbox.capture import truncate_middle as truncate
 
 
 class JudgeError(ModelError):

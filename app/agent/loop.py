@@ -23,6 +23,7 @@ from app.agent.bridge import BridgeError, ToolBridge
 from app.agent.eager import EagerCall, parse_tool_calls, tool_schemas
 from app.agent.parse import CodeAction, FinalAnswer, Malformed, closed_code_block, parse_reply
 from app.llm.base import ChatMessage, ChatModel, Delta, Finished, GenerationParams, ModelError
+from tools.sandbox.capture import truncate_middle as truncate
 
 
 @dataclass(frozen=True)
@@ -34,16 +35,6 @@ class AgentLimits:
     max_tokens: int = 1024  # per model reply
     temperature: float = 0.2
     repeat_code: int = 3  # the same cell this many times in a turn ends it
-
-
-def truncate(text: str, budget: int) -> str:
-    """Keep the head and the tail: errors and results tend to sit at either end."""
-    if len(text) <= budget:
-        return text
-    head = budget * 2 // 3
-    tail = budget - head
-    cut = len(text) - head - tail
-    return f"{text[:head]}\n… [{cut:,} characters cut] …\n{text[-tail:]}"
 
 
 class _EitherEvent(threading.Event):
