@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import os
 import re
-import tempfile
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +20,7 @@ from typing import Any
 import tomli_w
 
 from app import paths
+from app.files import atomic_write
 
 
 class ConfigError(Exception):
@@ -289,23 +288,6 @@ def update_config(mutate: Callable[[dict[str, Any]], None], path: Path | None = 
         atomic_write(path.with_name(path.name + ".bak"), text)
     atomic_write(path, tomli_w.dumps(data))
     return config
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write via a temp file and rename, so a crash leaves the old or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def documented_template() -> str:

@@ -144,7 +144,7 @@ def dump_toml(rubrics: RubricSet) -> str:
 
 
 def write_toml(path: Path, rubrics: RubricSet) -> None:
-    from app.config import atomic_write
+    from app.files import atomic_write
 
     atomic_write(path, dump_toml(rubrics))
 

@@ -7,7 +7,6 @@ commands never create the database: with none yet, they say so.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -146,19 +145,14 @@ def export(ids: tuple[str, ...], fmt: str, out: Path | None, force: bool) -> Non
 
 
 def _write_atomically(out: Path, write: Any) -> int:
-    """Write to a temporary file beside ``out`` and rename it: never a half-written file."""
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    """Export into a temp file renamed over ``out``: never a half-written file."""
+    from app.files import atomic_writer
+
     try:
-        with tmp.open("w", encoding="utf-8") as f:
-            count = write(f)
-        tmp.replace(out)
+        with atomic_writer(out) as f:
+            return write(f)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         fail(f"cannot write {out}: {exc}", EXIT_FAILURE)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return count
 
 
 @sessions.command()
