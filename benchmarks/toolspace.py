@@ -39,14 +39,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app import paths  # noqa: E402
+from app.agent.bridge import ToolBridge  # noqa: E402
 from app.agent.eager import tool_schemas  # noqa: E402
 from app.llm import ChatMessage  # noqa: E402
 from app.llm.llamacpp import LlamaCppModel  # noqa: E402
 from app.llm.registry import resolve_model  # noqa: E402
 from tools.catalog import Catalog  # noqa: E402
 from tools.index import build_index  # noqa: E402
+from tools.policy import Policy  # noqa: E402
 from tools.search import DenseIndex, DenseUnavailable, ToolSearch, load_embedder  # noqa: E402
-from tools.signatures import py_identifier, signature  # noqa: E402
+from tools.signatures import signature  # noqa: E402
 
 SIZES = (10, 100, None)  # None: the whole catalog
 HERMES_HEAD = (
@@ -124,20 +126,12 @@ def quality(search: ToolSearch, queries: list[dict[str, Any]]) -> dict[str, Any]
                             if r is None or r > 5]}
 
 
-def search_answer(catalog: Catalog, hits: list[Any]) -> str:
-    """``search_tools``' answer as app/agent/bridge.py formats it."""
-    lines = []
-    for hit in hits:
-        sig = signature(catalog.get(hit.server, hit.tool))
-        call = sig.def_line().removeprefix("def ").removesuffix(" -> Any")
-        lines.append(f"{py_identifier(hit.server)}.{call} — {sig.summary}")
-    return repr(lines)  # the sandbox prints the returned list
-
-
 def costs(catalog: Catalog, search: ToolSearch, queries: list[dict[str, Any]],
           count: Callable[[str], int], budget: int) -> dict[str, int]:
     index = build_index(catalog, count, budget)
     index_tokens = count(index)
+    # The agent's own bridge writes the search_tools answer, so its format is measured.
+    bridge = ToolBridge(catalog, _no_calls, Policy(), emit=lambda event: None, search=search)
     help_tokens: dict[tuple[str, str], int] = {}
 
     def help_of(hit: Any) -> int:
@@ -149,12 +143,17 @@ def costs(catalog: Catalog, search: ToolSearch, queries: list[dict[str, Any]],
     typical, every = [], []
     for row in queries:
         hits = search.search(row["query"], k=5)
-        found = count(search_answer(catalog, hits)) if hits else 0
+        # The sandbox prints the list search_tools returns.
+        found = count(repr(bridge.search_tools(row["query"], k=5))) if hits else 0
         typical.append(index_tokens + found + (help_of(hits[0]) if hits else 0))
         every.append(index_tokens + sum(help_of(hit) for hit in hits))
     return {"index": index_tokens, "loaded_p50": int(statistics.median(typical)),
             "loaded_p90": int(statistics.quantiles(typical, n=10)[-1]),
             "loaded_5sigs_p50": int(statistics.median(every))}
+
+
+def _no_calls(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the benchmark never calls a tool")
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
