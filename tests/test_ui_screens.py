@@ -94,6 +94,17 @@ async def test_sessions_rename_delete_export(home, tmp_path):
         await pilot.press("e")
         await type_answer(app, pilot, str(out))
         await wait_for(pilot, out.exists, what="the export")
+        exported = out.read_text()
+        out.write_text("the user's own file")
+        for answer in ("n", "y"):  # an existing file is replaced only on a yes
+            await pilot.press("e")
+            await type_answer(app, pilot, str(out))
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="replace?")
+            await pilot.press(answer)
+            await pilot.pause(0.3)
+            if answer == "n":
+                assert out.read_text() == "the user's own file"
+        await wait_for(pilot, lambda: out.read_text() == exported, what="the export again")
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirm")
         await pilot.press("n")  # no: nothing is deleted

@@ -6,7 +6,6 @@ message back; the screen only draws what arrives.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +23,6 @@ from app.ui.tables import TableScreen
 
 PREVIEW_CHARS = 6000
 LIST_LIMIT = 500
-
-
-def when(at: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
 
 
 class SessionsScreen(TableScreen):
@@ -103,6 +98,7 @@ class SessionsScreen(TableScreen):
     @work(thread=True, exclusive=True, group="sessions-list", exit_on_error=False)
     def load(self, query: str) -> None:
         from app.store import get_summary, list_sessions, open_db, search
+        from app.store.export import when
 
         db = open_db()
         try:
@@ -233,17 +229,27 @@ class SessionsScreen(TableScreen):
     def action_export(self) -> None:
         if (sid := self.selected) is None:
             return
+
+        def chosen(path: str | None) -> None:
+            if not path:
+                return
+            if Path(path).expanduser().exists():  # a user's file is replaced only on a yes
+                self.app.push_screen(
+                    ConfirmScreen(f"{path} exists. Replace it with this export?", yes="Replace"),
+                    lambda yes: yes and self.change("export", sid, path))
+            else:
+                self.change("export", sid, path)
+
         self.app.push_screen(
             AskScreen("Export to (.jsonl: OpenAI chat format for training; .md: readable):",
-                      value=f"deskmate-{sid[:8]}.jsonl"),
-            lambda path: path and self.change("export", sid, path))
+                      value=f"deskmate-{sid[:8]}.jsonl"), chosen)
 
 
 def export(db: Any, session_id: str, path: Path) -> str:
+    from app.files import atomic_writer
     from app.store.export import export_jsonl, export_markdown
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     writer = export_markdown if path.suffix.lower() in (".md", ".markdown") else export_jsonl
-    with path.open("w", encoding="utf-8") as out:
+    with atomic_writer(path) as out:  # a failed export leaves no half-written file
         count = writer(db, out, [session_id])
     return f"exported {count} session{'s' if count != 1 else ''} to {path}"
