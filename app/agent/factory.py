@@ -42,13 +42,6 @@ def count_tokens_for(model: ChatModel) -> Callable[[str], int]:
     return lambda text: len(text) // 4 + 1  # servers we cannot tokenize for: an estimate
 
 
-def server_index(catalog: Catalog, count_tokens: Callable[[str], int],
-                 budget: int = INDEX_TOKENS) -> str:
-    from tools.index import build_index
-
-    return build_index(catalog, count_tokens, budget)
-
-
 def build_agent(model: ChatModel, *, hub: Any = None, mode: str = "code",
                 policy: Policy | None = None, limits: AgentLimits = AgentLimits(),
                 workdir: Path | None = None, sandbox_limits: Any = None,
@@ -62,13 +55,14 @@ def build_agent(model: ChatModel, *, hub: Any = None, mode: str = "code",
                         search_cache=search_cache)
     sandbox = None
     if mode == "code":
+        from tools.index import build_index
         from tools.sandbox import Limits, Sandbox
 
         sandbox = Sandbox(bridge, namespace=bridge.namespace(),
                           limits=sandbox_limits or Limits(), workdir=workdir)
         sandbox.start()
         prompt = code_system_prompt(
-            server_index(catalog, count_tokens_for(model), index_tokens))
+            build_index(catalog, count_tokens_for(model), index_tokens))
     elif mode == "eager":
         prompt = EAGER_PROMPT
     else:
