@@ -85,3 +85,13 @@ def toy_server(name: str = "toy", script: str = "toy.py", **options):
 
     return ServerConfig(name=name, command=sys.executable, args=(str(TEST_SERVERS / script),),
                         **options)
+
+
+def deskmate(*args: str, home: Path, stdin: str | None = None,
+             env: dict[str, str] | None = None, timeout: float = 600,
+             cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run the real CLI in a subprocess against the deskmate home ``home``."""
+    full_env = {**os.environ, "DESKMATE_HOME": str(home), **(env or {})}
+    full_env.pop("DESKMATE_CONFIG", None)
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
+                          text=True, env=full_env, input=stdin, timeout=timeout, cwd=cwd)

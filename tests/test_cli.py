@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 import tomllib
 
 import pytest
+from conftest import deskmate
 
 from app import __version__
-
-
-def deskmate(*args, home, stdin=None, extra_env=None, timeout=300):
-    env = {**os.environ, "DESKMATE_HOME": str(home), **(extra_env or {})}
-    env.pop("DESKMATE_CONFIG", None)
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
-                          text=True, env=env, input=stdin, timeout=timeout)
 
 
 def test_importing_the_cli_loads_nothing_heavy():

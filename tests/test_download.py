@@ -4,15 +4,13 @@ stand-in for the Hub (HF_ENDPOINT) that serves the tiny model over loopback."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from conftest import deskmate
 
 pytestmark = pytest.mark.slow
 
@@ -85,43 +83,42 @@ def hub(tiny_model_path):
     server.close()
 
 
-def deskmate(*args, home: Path, hub: FakeHub):
-    env = {**os.environ, "DESKMATE_HOME": str(home), "HF_ENDPOINT": hub.url,
-           "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_XET": "1"}
-    env.pop("DESKMATE_CONFIG", None)
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=300)
+def against_hub(*args, home: Path, hub: FakeHub):
+    """The CLI against the local Hub stand-in."""
+    return deskmate(*args, home=home, env={"HF_ENDPOINT": hub.url,
+                                           "HF_HUB_DISABLE_TELEMETRY": "1",
+                                           "HF_HUB_DISABLE_XET": "1"})
 
 
 def test_pull_downloads_verifies_and_caches(hub, home, tiny_model_path):
     spec = "hf:test/tiny-GGUF/tiny.gguf"
-    result = deskmate("models", "pull", spec, home=home, hub=hub)
+    result = against_hub("models", "pull", spec, home=home, hub=hub)
     assert result.returncode == 0, result.stderr
     path = Path(result.stdout.strip().splitlines()[-1])
     assert path.is_relative_to(home / "cache" / "huggingface")
     assert path.read_bytes() == tiny_model_path.read_bytes()
     assert "tiny.gguf" in result.stderr  # the progress bar names the file
     gets = hub.gets
-    again = deskmate("models", "pull", spec, home=home, hub=hub)
+    again = against_hub("models", "pull", spec, home=home, hub=hub)
     assert again.returncode == 0 and Path(again.stdout.strip()) == path
     assert hub.gets == gets  # served from the cache, not downloaded twice
 
 
 def test_chat_pulls_a_named_model_on_first_use(hub, home):
-    result = deskmate("chat", "-m", "hf:test/tiny-GGUF/tiny.gguf", "--json", "-t", "0",
+    result = against_hub("chat", "-m", "hf:test/tiny-GGUF/tiny.gguf", "--json", "-t", "0",
                       "--max-tokens", "4", "hi", home=home, hub=hub)
     assert result.returncode == 0, result.stderr
     assert "downloading tiny.gguf" in result.stderr
 
 
 def test_corrupt_download_is_rejected(hub, home):
-    result = deskmate("models", "pull", "hf:test/tiny-GGUF/corrupt.gguf", home=home, hub=hub)
+    result = against_hub("models", "pull", "hf:test/tiny-GGUF/corrupt.gguf", home=home, hub=hub)
     assert result.returncode == 1
     assert "does not match its published sha256" in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_missing_file_on_the_hub(hub, home):
-    result = deskmate("models", "pull", "hf:test/tiny-GGUF/absent.gguf", home=home, hub=hub)
+    result = against_hub("models", "pull", "hf:test/tiny-GGUF/absent.gguf", home=home, hub=hub)
     assert result.returncode == 1
     assert "could not download absent.gguf" in result.stderr

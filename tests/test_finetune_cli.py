@@ -4,19 +4,11 @@ progress lines; the CLI never imports torch itself."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import tomllib
 
+from conftest import deskmate
+
 from finetune.run import RunSpec, _human, cpu_allowed
-
-
-def deskmate(*args, home, timeout=120):
-    env = {**os.environ, "DESKMATE_HOME": str(home)}
-    env.pop("DESKMATE_CONFIG", None)
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=timeout)
 
 
 def test_help_and_bad_usage(home):

@@ -9,16 +9,9 @@ import sys
 import tomllib
 
 import pytest
-from conftest import TEST_SERVERS
+from conftest import TEST_SERVERS, deskmate
 
 from tools.hub.dialects import ImportError_, parse_servers
-
-
-def deskmate(*args, home):
-    env = {**os.environ, "DESKMATE_HOME": str(home)}
-    env.pop("DESKMATE_CONFIG", None)
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=120)
 
 
 def servers_in(home):

@@ -5,21 +5,12 @@ tests assert the mechanics, not the answer."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 
 import pytest
-from conftest import TEST_SERVERS
+from conftest import TEST_SERVERS, deskmate
 
 pytestmark = pytest.mark.slow
-
-
-def deskmate(*args, home, stdin=None):
-    env = {**os.environ, "DESKMATE_HOME": str(home)}
-    env.pop("DESKMATE_CONFIG", None)
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
-                          text=True, env=env, input=stdin, timeout=600)
 
 
 @pytest.fixture

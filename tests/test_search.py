@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import deskmate
 
 from tools.catalog import Catalog
 from tools.search import (
@@ -206,13 +204,6 @@ def test_dense_index_caches_vectors_and_hybrid_ranks_paraphrases(tmp_path):
     assert ToolSearch(catalog).search("what hour is it in Osaka") == []
     assert hybrid.search("what hour is it in Osaka")[0].tool == "get_current_time"
     assert hybrid.search("remember this for later", server="math")[0].tool == "sqrt"
-
-
-def deskmate(*args: str, home: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DESKMATE_HOME": str(home)}
-    env.pop("DESKMATE_CONFIG", None)
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
-                          text=True, input=stdin, env=env, cwd=ROOT, timeout=300)
 
 
 @pytest.fixture

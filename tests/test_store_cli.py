@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
 
 import pytest
+from conftest import deskmate
 
 from app.agent import events as ev
 from app.store import Recorder, open_db
-
-
-def deskmate(*args, home, stdin=None):
-    env = {**os.environ, "DESKMATE_HOME": str(home)}
-    env.pop("DESKMATE_CONFIG", None)
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
-                          text=True, env=env, input=stdin, timeout=120)
 
 
 @pytest.fixture
