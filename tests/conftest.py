@@ -66,6 +66,16 @@ def home(tmp_path, monkeypatch) -> Path:
     return tmp_path / "home"
 
 
+@pytest.fixture
+def db(home):
+    """The sessions database of the isolated home."""
+    from app.store import open_db
+
+    database = open_db()
+    yield database
+    database.close()
+
+
 MCP_SERVERS = ROOT / ".cache" / "mcp-servers"
 TEST_SERVERS = Path(__file__).resolve().parent / "servers"
 

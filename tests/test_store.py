@@ -68,13 +68,6 @@ def one_turn(turn: int = 1, base: int = 0) -> list[ev.AgentEvent]:
     ]
 
 
-@pytest.fixture
-def db(home):
-    database = open_db()
-    yield database
-    database.close()
-
-
 def test_every_event_type_round_trips(db):
     recorder = Recorder.new(db, model="qwen3-4b", adapter="a1", mode="code")
     for event in one_turn():

@@ -5,10 +5,8 @@ from __future__ import annotations
 import io
 import json
 
-import pytest
-
 from app.agent import events as ev
-from app.store import Recorder, get_session, open_db, resume
+from app.store import Recorder, get_session, resume
 from app.store.export import export_jsonl, export_markdown
 
 ROLES = {"system", "user", "assistant", "tool"}
@@ -52,13 +50,6 @@ def validate_openai_chat(record: dict) -> None:
             seen_ids.add(call["id"])
         if m["role"] == "tool":
             assert m["tool_call_id"] in seen_ids
-
-
-@pytest.fixture
-def db(home):
-    database = open_db()
-    yield database
-    database.close()
 
 
 def test_jsonl_loads_back_to_the_transcript(db):
