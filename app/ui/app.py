@@ -242,7 +242,14 @@ class DeskmateApp(ModelWorkers, App[None]):
             self.build_agent()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """The one place where an unexpected worker failure becomes a visible error."""
+        self.report_worker(event)
+
+    def report_worker(self, event: Worker.StateChanged) -> None:
+        """The one place where an unexpected worker failure becomes a visible error.
+
+        Worker state messages go to the node that owns the worker and do not bubble, so
+        the screens and the chat view hand theirs here (``ReportsWorkers``).
+        """
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             error = event.worker.error
             # Our own errors already say what failed and what to do; others get their type.

@@ -31,6 +31,7 @@ from textual.widgets import Footer, Header, Static
 
 from app.ui.messages import AgentEventPosted, FeedbackStored, TurnEnded
 from app.ui.prompt import PromptArea
+from app.ui.workers import ReportsWorkers
 
 if TYPE_CHECKING:
     from app.agent import events as ev
@@ -45,7 +46,7 @@ _STOPS = {"max_steps": "it used every step it may take", "max_tool_calls": "the 
           "timeout": "the turn ran out of time", "error": "an error stopped it"}
 
 
-class ChatView(Vertical):
+class ChatView(ReportsWorkers, Vertical):
     """The transcript, the usage line and the prompt."""
 
     class SwitchModel(Message):

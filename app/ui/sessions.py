@@ -250,6 +250,9 @@ def export(db: Any, session_id: str, path: Path) -> str:
     from app.store.export import export_jsonl, export_markdown
 
     writer = export_markdown if path.suffix.lower() in (".md", ".markdown") else export_jsonl
-    with atomic_writer(path) as out:  # a failed export leaves no half-written file
-        count = writer(db, out, [session_id])
+    try:
+        with atomic_writer(path) as out:  # a failed export leaves no half-written file
+            count = writer(db, out, [session_id])
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return f"exported {count} session{'s' if count != 1 else ''} to {path}"
