@@ -97,7 +97,8 @@ class AgentConfig:
 
 @dataclass(frozen=True)
 class KeysConfig:
-    """Key bindings of the app, by action. Several keys: "f2,ctrl+s"; "" unbinds."""
+    """Key bindings of the app, by action. Several keys: "f2,ctrl+s". Each screen's keys
+    act only on that screen, so one key may serve on several screens."""
 
     help: str = _field("f1", "Show the keys and what they do.")
     sessions: str = _field("f2", "Open the sessions screen.")
@@ -114,6 +115,25 @@ class KeysConfig:
     allow_tool: str = _field("a", "Approval: allow this tool for the session.")
     trust_server: str = _field("t", "Approval: trust the whole server.")
     deny: str = _field("n", "Approval: deny the call.")
+    session_resume: str = _field("enter", "Sessions: resume the highlighted session.")
+    session_search: str = _field("slash", "Sessions: search the text of every session.")
+    session_rename: str = _field("r", "Sessions: rename.")
+    session_delete: str = _field("d", "Sessions: delete (asks first).")
+    session_export: str = _field("e", "Sessions: export as JSONL or Markdown.")
+    server_add: str = _field("a", "Servers: add a server.")
+    server_import: str = _field("i", "Servers: import a Claude / .mcp.json file.")
+    server_toggle: str = _field("space", "Servers: enable or disable.")
+    server_restart: str = _field("r", "Servers: restart.")
+    server_test: str = _field("t", "Servers: test (connect, list tools, timings).")
+    model_use: str = _field("enter", "Models: use the highlighted model.")
+    model_pull: str = _field("p", "Models: download.")
+    model_cancel: str = _field("c", "Models: cancel the download.")
+    model_local: str = _field("l", "Models: use a local .gguf file.")
+    model_context: str = _field("x", "Models: set the context size.")
+    model_adapter: str = _field("o", "Models: set the LoRA adapter.")
+    finetune_start: str = _field("s", "Finetune: start a run.")
+    finetune_stop: str = _field("x", "Finetune: stop the running run (it can be resumed).")
+    finetune_use: str = _field("u", "Finetune: serve the selected run's adapter.")
 
 
 def _parse_servers(value: Any) -> dict[str, Any]:

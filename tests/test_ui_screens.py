@@ -1,9 +1,9 @@
-"""The other screens under run_test(): sessions, MCP servers, models, first run, finetune,
+"""The other screens under run_test(): sessions, MCP servers, models, first run,
 help and remapped keys. Real store, real config file writes, real MCP servers."""
 
 from __future__ import annotations
 
-import io
+import dataclasses
 import json
 import sys
 import tomllib
@@ -90,6 +90,12 @@ async def test_sessions_rename_delete_export(home, tmp_path):
         await pilot.press("r")
         await type_answer(app, pilot, "Animals")
         await wait_for(pilot, lambda: rows(table)[0][1] == "Animals", what="the new title")
+        blocker = tmp_path / "a-file"
+        blocker.write_text("")
+        await pilot.press("e")  # a worker's error on a screen reaches the user
+        await type_answer(app, pilot, str(blocker / "out.jsonl"))
+        await wait_for(pilot, lambda: any(f"cannot write {blocker}" in n.message
+                                          for n in app._notifications), what="the error")
         out = tmp_path / "out.jsonl"
         await pilot.press("e")
         await type_answer(app, pilot, str(out))
@@ -236,25 +242,28 @@ async def test_models_screen_sets_the_context(home):
         assert load_config().model.context == 4096
 
 
-async def test_finetune_screen_draws_progress_lines(home):
-    app = make_app(scripted())
-    async with app.run_test() as pilot:
-        await pilot.press("f5")
-        screen = app.screen
-        assert "deskmate finetune" in str(screen.query_one("#finetune-intro").render())
-        lines = ['{"phase": "rollouts", "step": 3, "total": 10, "reward": 0.25}',
-                 "Traceback (most recent call last):", '{"message": "saved adapter"}']
-        screen.follow(io.StringIO("\n".join(lines) + "\n"))
-        log = screen.query_one("#finetune-log")
-        await wait_for(pilot, lambda: log.line_count >= 2, what="the log")
-        assert str(screen.query_one("#finetune-metrics").render()) == (
-            "phase rollouts · step 3/10 · reward 0.25")
-        assert list(log.lines) == ["Traceback (most recent call last):", "saved adapter"]
-        assert screen.query_one("#finetune-progress").progress == 3
+def test_every_key_binding_is_a_config_key_with_the_same_default():
+    from app.ui.approval import ApprovalScreen
+    from app.ui.finetune import FinetuneScreen
+    from app.ui.models import ModelsScreen
+    from app.ui.prompt import PromptArea
+    from app.ui.servers import ServersScreen
+    from app.ui.sessions import SessionsScreen
+
+    defaults = dataclasses.asdict(KeysConfig())
+    ids = []
+    for owner in (DeskmateApp, PromptArea, ApprovalScreen, SessionsScreen, ServersScreen,
+                  ModelsScreen, FinetuneScreen):
+        for binding in owner.BINDINGS:
+            if binding.id is not None:
+                assert defaults.get(binding.id) == binding.key, (owner.__name__, binding.id)
+                ids.append(binding.id)
+    assert sorted(ids) == sorted(defaults)  # and no config key without its binding
 
 
 async def test_keys_are_remapped_from_the_config_and_listed_in_help(home):
-    app = DeskmateApp(Config(keys=KeysConfig(help="f9", sessions="ctrl+o")),
+    app = DeskmateApp(Config(keys=KeysConfig(help="f9", sessions="ctrl+o",
+                                             session_search="ctrl+f")),
                       model_factory=lambda c, s: scripted(), mode="eager")
     async with app.run_test(size=(120, 50)) as pilot:
         await pilot.press("f1")
@@ -268,3 +277,8 @@ async def test_keys_are_remapped_from_the_config_and_listed_in_help(home):
         await pilot.press("escape")
         await pilot.press("ctrl+o")
         assert app.current_mode == "sessions"
+        assert listed[("sessions", "Search")] == "ctrl+f"  # a screen's key too
+        await pilot.press("slash")
+        assert app.focused.id != "session-query"
+        await pilot.press("ctrl+f")
+        assert app.focused.id == "session-query"

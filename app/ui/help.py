@@ -17,6 +17,7 @@ def key_rows(app) -> list[tuple[str, str, str, str]]:
     """(where, keys, what, config name) for every binding, ``[keys]`` overrides applied."""
     from app.ui.app import DeskmateApp
     from app.ui.approval import ApprovalScreen
+    from app.ui.finetune import FinetuneScreen
     from app.ui.models import ModelsScreen
     from app.ui.prompt import PromptArea
     from app.ui.servers import ServersScreen
@@ -27,7 +28,8 @@ def key_rows(app) -> list[tuple[str, str, str, str]]:
     rows = []
     groups = [("everywhere", DeskmateApp.BINDINGS), ("prompt", PromptArea.BINDINGS),
               ("approval", ApprovalScreen.BINDINGS), ("sessions", SessionsScreen.BINDINGS),
-              ("servers", ServersScreen.BINDINGS), ("models", ModelsScreen.BINDINGS)]
+              ("servers", ServersScreen.BINDINGS), ("models", ModelsScreen.BINDINGS),
+              ("finetune", FinetuneScreen.BINDINGS)]
     for where, bindings in groups:
         for b in bindings:
             assert isinstance(b, Binding)
