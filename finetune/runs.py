@@ -8,8 +8,13 @@ the progress log, which is how ``--resume RUN`` finds the folder again.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
-from dataclasses import asdict, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +30,18 @@ def _db(db_path: str = ""):
     from app.store import open_db
 
     return open_db(Path(db_path) if db_path else None)
+
+
+def training_models(name: str) -> tuple[Path, str]:
+    """The serving GGUF of model ``name``, and what to train: the Hugging Face checkpoint
+    its registry entry pairs with it, else the GGUF itself (read by transformers).
+
+    Raises app.llm's ModelError (e.g. not downloaded yet) with what to do."""
+    from app.llm.registry import parse_model_spec, resolve_model
+
+    path = resolve_model(name)
+    entry = parse_model_spec(name).entry
+    return path, (entry.train if entry and entry.train else str(path))
 
 
 def start_run(spec: RunSpec) -> tuple[RunSpec, Path]:
@@ -87,3 +104,85 @@ def activate(run_id: int, db_path: str = "") -> Path:
     with transaction(db) as conn:
         conn.execute("UPDATE adapters SET active = (run_id = ?)", (run_id,))
     return path
+
+
+def follow(run_dir: Path, on_line: Callable[[str], None], *,
+           on_start: Callable[[subprocess.Popen], None] | None = None,
+           merge_stderr: bool = False) -> int:
+    """Run the training process of ``run_dir`` to its end; returns its exit code.
+
+    Training runs in a child process: it holds GPU memory and may crash without taking
+    the CLI or the app along. Each line it prints is appended to the run's
+    ``progress.jsonl`` (which outlives the caller) and handed to ``on_line``.
+    ``merge_stderr`` sends its tracebacks the same way (the app has no terminal to show
+    them); otherwise they go to our stderr. ``on_start`` gets the process, to stop it.
+    """
+    cmd = [sys.executable, "-m", "finetune.run", str(run_dir / "spec.json"), "--json-progress"]
+    env = None
+    if merge_stderr:  # no terminal: progress bars would arrive as a line per redraw
+        env = {**os.environ, "TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+    with open(run_dir / "progress.jsonl", "a", encoding="utf-8") as log, \
+            subprocess.Popen(cmd, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                             stderr=subprocess.STDOUT if merge_stderr else None,
+                             env=env) as child:
+        assert child.stdout is not None
+        if on_start is not None:
+            on_start(child)
+        try:
+            for line in child.stdout:
+                log.write(line)
+                log.flush()
+                on_line(line)
+        except KeyboardInterrupt:
+            if child.poll() is None:  # the run records itself as interrupted, then exits
+                child.send_signal(signal.SIGINT)
+            raise
+        return child.wait()
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A finetune run as the Finetune screen lists it."""
+
+    run_id: int
+    status: str  # running, finished, failed, interrupted
+    started_at: float
+    run_dir: Path | None
+    steps: int  # steps in the spec
+    adapter: Path | None  # the exported adapter, once there is one
+    active: bool  # the adapter is the one being served
+
+
+def list_runs(db: Any, limit: int = 50) -> list[RunRecord]:
+    """The finetune runs, newest first."""
+    rows = db.execute(
+        "SELECT r.id, r.status, r.started_at, r.log_path, r.config, a.path, a.active "
+        "FROM runs r LEFT JOIN adapters a ON a.id = (SELECT MAX(id) FROM adapters "
+        "WHERE run_id = r.id) WHERE r.kind = 'finetune' ORDER BY r.id DESC LIMIT ?",
+        [limit]).fetchall()
+    out = []
+    for run_id, status, started, log_path, config, adapter, active in rows:
+        try:
+            steps = int(json.loads(config or "{}").get("grpo", {}).get("steps", 0))
+        except (ValueError, AttributeError):
+            steps = 0
+        out.append(RunRecord(int(run_id), status or "", float(started or 0),
+                             Path(log_path).parent if log_path else None, steps,
+                             Path(adapter) if adapter else None, bool(active)))
+    return out
+
+
+def read_progress(run_dir: Path) -> list[dict[str, Any]]:
+    """The JSON lines a run has printed so far (text lines, e.g. tracebacks, skipped)."""
+    path = run_dir / "progress.jsonl"
+    if not path.exists():
+        return []
+    lines = []
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(line, dict):
+            lines.append(line)
+    return lines

@@ -105,3 +105,17 @@ def deskmate(*args: str, home: Path, stdin: str | None = None,
     full_env.pop("DESKMATE_CONFIG", None)
     return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
                           text=True, env=full_env, input=stdin, timeout=timeout, cwd=cwd)
+
+
+def rated_session(db, prompt: str, answer: str) -> str:
+    """A recorded one-turn session rated up (a finetuning task); returns its id."""
+    from app.agent import events as ev
+    from app.store import Recorder, rate
+
+    rec = Recorder.new(db, model="m")
+    rec.record(ev.TurnStarted(turn=1, user_message=prompt))
+    rec.record(ev.FinalAnswer(step=1, text=answer))
+    rec.record(ev.TurnFinished(turn=1, status="answered", steps=1, model_calls=1,
+                               tool_calls=0, prompt_tokens=1, completion_tokens=1, wall_s=0.1))
+    rate(db, rec.session_id, "up")
+    return rec.session_id

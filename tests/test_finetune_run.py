@@ -6,26 +6,18 @@ from __future__ import annotations
 import contextlib
 import json
 
-from app.agent import events as ev
-from app.store import Recorder, open_db, rate
+from conftest import rated_session
+
+from app.store import open_db
 from finetune.rubrics import load_toml
 from finetune.run import RunSpec, _prepare_tasks
-
-
-def _rated(db, prompt, answer):
-    rec = Recorder.new(db, model="m")
-    rec.record(ev.TurnStarted(turn=1, user_message=prompt))
-    rec.record(ev.FinalAnswer(step=1, text=answer))
-    rec.record(ev.TurnFinished(turn=1, status="answered", steps=1, model_calls=1,
-                               tool_calls=0, prompt_tokens=1, completion_tokens=1, wall_s=0.1))
-    rate(db, rec.session_id, "up")
 
 
 def test_prepare_tasks_stores_lists_and_resumes(home, tmp_path):
     db = open_db()
     for i, prompt in enumerate(["Which files are in docs/?", "What changed in the last commit?",
                                 "How many open issues are there?", "Who wrote notes.md?"]):
-        _rated(db, prompt, f"answer {i}")
+        rated_session(db, prompt, f"answer {i}")
     spec = RunSpec(base="b.gguf", serving_gguf="b.gguf", heldout=0.25)
     events = []
 
@@ -40,7 +32,7 @@ def test_prepare_tasks_stores_lists_and_resumes(home, tmp_path):
     rubrics = load_toml(tmp_path / "rubrics.toml")
     assert [e.key for e in rubrics.entries] == [t.key for t in tasks]
     assert rubrics.entries[0].rubric == tasks[0].rubric
-    _rated(db, "A new prompt after the run started", "x")
+    rated_session(db, "A new prompt after the run started", "x")
     with contextlib.ExitStack() as stack:
         again, _ = _prepare_tasks(spec, db, tmp_path, no_judge, stack, events.append)
     assert [(t.id, t.prompt, t.split, t.rubric) for t in again] == [
@@ -88,7 +80,7 @@ def test_heldout_suite_tasks_are_scored_by_the_eval_harness(home, tmp_path, monk
 
 def test_edited_rubric_weights_reach_the_run(home, tmp_path):
     db = open_db()
-    _rated(db, "Which files are in docs/?", "a.md")
+    rated_session(db, "Which files are in docs/?", "a.md")
     edited = tmp_path / "edited.toml"
     edited.write_text("[weights]\ntask_fulfillment = 3\n")
     spec = RunSpec(base="b.gguf", serving_gguf="b.gguf", rubrics=str(edited), heldout=0)

@@ -165,12 +165,22 @@ def test_first_run_dialog(snap_compare):
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-def test_finetune_screen(snap_compare):
-    app = make_app(scripted())
+def test_finetune_screen(snap_compare, tiny_model_path, monkeypatch):
+    """As on a machine with a 24 GB card (nvidia-smi's answer stood in for)."""
+    from app.config import ModelConfig
+    from finetune import hardware
+
+    monkeypatch.setattr(hardware, "detect_gpus",
+                        lambda: [hardware.Gpu("NVIDIA GeForce RTX 4090", 24.0, 22.5)])
+    model = scripted()
+    app = DeskmateApp(Config(model=ModelConfig(name=str(tiny_model_path))),
+                      model_factory=lambda c, s: model, mode="eager")
 
     async def run_before(pilot):
         await ready(app, pilot)
         await pilot.press("f5")
+        await wait_for(pilot, lambda: bool(app.screen.survey), what="the survey")
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 

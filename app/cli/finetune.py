@@ -9,7 +9,6 @@ through as they are with ``--json-progress``. torch is imported only in that chi
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -80,42 +79,34 @@ def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_
 
 
 def _models(env: Env, model: str | None) -> tuple[Path, str]:
-    """The serving GGUF, and what to train: its registry checkpoint, else the GGUF."""
-    from app.llm.registry import parse_model_spec, resolve_model
+    from finetune.runs import training_models
 
     name = model or env.model or env.config.model.name
     if not name:
         fail("no model configured: pass --model NAME (e.g. --model tiny for a CPU try)",
              EXIT_USAGE)
-    path = resolve_model(name)
-    entry = parse_model_spec(name).entry
-    return path, (entry.train if entry and entry.train else str(path))
+    return training_models(name)
 
 
 def _follow(run_dir: Path, json_progress: bool) -> int:
     from finetune.run import _human
+    from finetune.runs import follow
 
-    cmd = [sys.executable, "-m", "finetune.run", str(run_dir / "spec.json"), "--json-progress"]
-    with open(run_dir / "progress.jsonl", "a", encoding="utf-8") as log, \
-            subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as child:
-        assert child.stdout is not None
+    def show(raw: str) -> None:
         try:
-            for raw in child.stdout:
-                log.write(raw)
-                log.flush()
-                try:
-                    line = json.loads(raw)
-                except ValueError:
-                    click.echo(raw.rstrip(), err=True)
-                    continue
-                click.echo(raw.rstrip() if json_progress else _human(line))
-            return child.wait()
-        except KeyboardInterrupt:
-            child.terminate()
-            child.wait()
-            click.echo(f"interrupted; continue with --resume {run_dir.name.removeprefix('run-')}",
-                       err=True)
-            return 130
+            line = json.loads(raw)
+        except ValueError:
+            click.echo(raw.rstrip(), err=True)
+            return
+        click.echo(raw.rstrip() if json_progress else _human(line))
+
+    try:
+        return follow(run_dir, show)
+    except KeyboardInterrupt:
+        # Ctrl+C reached the child too: it records the run as interrupted and exits.
+        click.echo(f"interrupted; continue with --resume {run_dir.name.removeprefix('run-')}",
+                   err=True)
+        return 130
 
 
 @finetune.command("use")

@@ -1,93 +1,505 @@
-"""The finetuning screen. Runs are started and followed by ``deskmate finetune`` in a
-terminal; this screen neither starts nor finds them yet (its intro says so).
+"""The Finetune screen: what this machine can train, one key to start a run, its live
+progress and reward curve, the before/after table, and serving the new adapter.
 
-What is here is progress plumbing that nothing in the app calls yet:
-``FinetuneScreen.follow(stream)`` reads JSON lines in a thread worker and posts each as
-a ``FinetuneProgress`` message, which the screen draws. The keys it reads (all
-optional) are not yet those that ``finetune.run --json-progress`` writes (``event``,
-``step``/``steps``, ``reward_mean``, …):
-
-    phase    "rollouts", "scoring", "update", "export", "eval", "done", "failed"
-    step     current step; total: number of steps (drives the progress bar)
-    loss, reward, kl, lr         numbers shown in the metrics line
-    message  free text, appended to the log
-
-A line that is not JSON is logged as text, so a crashing trainer's traceback shows.
+A run is the same child process as ``deskmate finetune`` (``finetune.runs.follow``):
+the screen starts it in a thread worker that reads its JSON lines and posts each as a
+``FinetuneProgress``; the screen draws what arrives. Stopping sends it Ctrl+C, so it
+saves a checkpoint-resumable "interrupted" state; quitting the app stops it the same way.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import Screen
-from textual.widgets import Footer, Header, Log, ProgressBar, Static
+from textual.message import Message
+from textual.widgets import (
+    Button,
+    DataTable,
+    Footer,
+    Header,
+    Input,
+    Log,
+    ProgressBar,
+    Select,
+    Sparkline,
+    Static,
+)
+from textual.worker import Worker, WorkerState
 
-from app.ui.messages import FinetuneProgress
+from app.store.export import when
+from app.ui.messages import ConfigChanged, FinetuneProgress
+from app.ui.tables import TableScreen
+from finetune.hardware import describe
 
-METRICS = ("loss", "reward", "kl", "lr")
+STOP_GRACE_S = 20.0  # how long a stopped run may take to write its checkpoint state
 
 
 def parse_progress(line: str) -> dict[str, Any] | None:
+    """One line of the training process: its JSON object, or text (a traceback line)."""
     line = line.strip()
     if not line:
         return None
     try:
         data = json.loads(line)
     except ValueError:
-        return {"message": line}
-    return data if isinstance(data, dict) else {"message": line}
+        return {"event": "text", "message": line}
+    return data if isinstance(data, dict) else {"event": "text", "message": line}
 
 
-def metrics_line(data: dict[str, Any]) -> str:
-    parts = [f"phase {data['phase']}"] if "phase" in data else []
-    if "step" in data:
-        parts.append(f"step {data['step']}" + (f"/{data['total']}" if "total" in data else ""))
-    for key in METRICS:
-        value = data.get(key)
-        if isinstance(value, int | float):
-            parts.append(f"{key} {value:.4g}")
+def metrics_line(step: dict[str, Any]) -> str:
+    """A ``step`` event as one line: step, reward, rubric pass rates, speed, ETA."""
+    parts = [f"step {step.get('step')}/{step.get('steps')}"]
+    if isinstance(step.get("reward_mean"), int | float):
+        parts.append(f"reward {step['reward_mean']:.3f} ± {step.get('reward_std', 0):.3f}")
+    rates = step.get("pass_rates") or {}
+    if rates:
+        parts.append(" ".join(f"{k.replace('_', ' ')} {v:.0%}" for k, v in rates.items()))
+    if isinstance(step.get("tokens_per_s"), int | float):
+        parts.append(f"{step['tokens_per_s']:.0f} tok/s")
+    if isinstance(step.get("eta_s"), int | float) and step["eta_s"] > 0:
+        parts.append(f"ETA {step['eta_s'] / 60:.1f} min")
     return " · ".join(parts)
 
 
-class FinetuneScreen(Screen):
-    """Where finetuning runs are started; their progress is not followed here yet."""
+def log_line(data: dict[str, Any]) -> str | None:
+    """What the log shows of an event (steps are drawn, not logged)."""
+    event = data.get("event")
+    if event == "text":
+        return str(data.get("message", ""))
+    if event == "tasks":
+        return (f"{data.get('train')} training tasks, {data.get('heldout')} held out "
+                f"({data.get('source')})")
+    if event == "policy":
+        return f"policy {data.get('base')} on {data.get('device')} ({data.get('backend')})"
+    if event == "rubric":
+        return f"rubric for {data.get('task')}: {data.get('criteria')} criteria"
+    if event == "resumed":
+        return f"resumed after step {data.get('step')}"
+    if event == "exported":
+        return f"adapter exported: {data.get('adapter')}"
+    if event == "heldout":
+        return (f"held-out {data.get('which')}: score {_score(data.get('reward_mean'))} "
+                f"on {data.get('tasks')} tasks")
+    if event == "done":
+        return "done: the adapter is ready (u serves it)"
+    if event == "interrupted":
+        return "stopped: s resumes it"
+    if event == "error":
+        return f"failed: {data.get('message')}"
+    return None
+
+
+def _score(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, int | float) else "–"
+
+
+@dataclass
+class RunView:
+    """What the screen draws of one run, rebuilt from its progress lines."""
+
+    run_id: int
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    heldout: dict[str, dict[str, Any]] = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)
+
+    def add(self, data: dict[str, Any]) -> None:
+        if data.get("event") == "step":
+            self.steps.append(data)
+        elif data.get("event") == "heldout":
+            self.heldout[str(data.get("which"))] = data
+        if (text := log_line(data)) is not None:
+            self.log.append(text)
+
+
+class FinetuneScreen(TableScreen):
+    """Finetuning runs: start, follow, compare, serve.
+
+    | Key | Action |
+    | :- | :- |
+    | s | Start a run (or resume the highlighted stopped one). |
+    | x | Stop the running run (resumable). |
+    | u | Serve the highlighted run's adapter. |
+    """
+
+    BINDINGS = [
+        Binding("s", "start", "Start", id="finetune_start"),
+        Binding("x", "stop", "Stop", id="finetune_stop"),
+        Binding("u", "use", "Use adapter", id="finetune_use"),
+    ]
+
+    class Surveyed(Message):
+        """What this machine can train, and the runs so far."""
+
+        def __init__(self, survey: dict[str, Any]) -> None:
+            self.survey = survey
+            super().__init__()
+
+    class Started(Message):
+        def __init__(self, run_id: int) -> None:
+            self.run_id = run_id
+            super().__init__()
+
+    class Ended(Message):
+        def __init__(self, run_id: int, code: int) -> None:
+            self.run_id = run_id
+            self.code = code
+            super().__init__()
+
+    class Replayed(Message):
+        def __init__(self, view: RunView) -> None:
+            self.view = view
+            super().__init__()
+
+    TABLE = "#finetune-runs"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.survey: dict[str, Any] = {}
+        self.child: subprocess.Popen | None = None
+        self.live: RunView | None = None  # the run this app started, while it runs
+        self.shown: RunView | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with Vertical(classes="screen-body"):
-            yield Static(
-                "Finetuning trains a LoRA adapter on tasks from your sessions. Start a run "
-                "in a terminal with `deskmate finetune` (it prints its progress there), and "
-                "serve its adapter with `deskmate finetune use RUN`. This screen does not "
-                "start or follow runs yet.", id="finetune-intro", classes="notice")
-            yield Static("no run yet", id="finetune-metrics", classes="screen-title")
-            yield ProgressBar(id="finetune-progress", show_eta=False)
-            yield Log(id="finetune-log", max_lines=2000)
+        with Vertical(id="finetune-top"):
+            yield Static("Teach the model your tools: it retries tasks from your sessions, a "
+                         "judge scores each attempt against the task's rubric, and a LoRA "
+                         "adapter learns from the better ones (GRPO).", classes="screen-hint")
+            yield Static("looking at this machine …", id="finetune-hardware")
+            yield Static("", id="finetune-plan", classes="screen-hint")
+            with Horizontal(id="finetune-controls"):
+                yield Select([], prompt="tasks from …", allow_blank=True, id="finetune-source")
+                yield Input("", placeholder="steps", id="finetune-steps", type="integer")
+                yield Button("Start", id="finetune-start", variant="primary", disabled=True)
+                yield Button("Stop", id="finetune-stop", variant="error", disabled=True)
+                yield Button("Use adapter", id="finetune-use", disabled=True)
+        with Horizontal(classes="screen-body"):
+            yield DataTable(id="finetune-runs", cursor_type="row", zebra_stripes=True,
+                            classes="screen-list")
+            with Vertical(classes="screen-detail"):
+                yield Static("no run yet", id="finetune-metrics", classes="screen-title")
+                yield ProgressBar(id="finetune-progress", show_eta=False)
+                yield Static("mean reward per step", classes="screen-hint")
+                yield Sparkline([], id="finetune-reward")
+                yield DataTable(id="finetune-compare", cursor_type="none")
+                yield Log(id="finetune-log", max_lines=2000)
         yield Footer()
 
     def on_mount(self) -> None:
+        runs = self.query_one("#finetune-runs", DataTable)
+        for label, key in (("run", "run"), ("started", "started"), ("status", "status"),
+                           ("steps", "steps"), ("adapter", "adapter")):
+            runs.add_column(label, key=key)
+        compare = self.query_one("#finetune-compare", DataTable)
+        for label in ("held-out tasks", "score", "eval run"):
+            compare.add_column(label)
         self.query_one(ProgressBar).display = False
+        runs.focus()
+        self.survey_machine()
 
-    @work(thread=True, exclusive=True, group="finetune-follow", exit_on_error=False)
-    def follow(self, stream: Iterable[str]) -> None:
-        """Read a training process's JSON-lines progress until it ends."""
-        for line in stream:
-            if (data := parse_progress(line)) is not None:
-                self.post_message(FinetuneProgress(data))
+    def on_screen_resume(self) -> None:
+        if self.survey:
+            self.survey_machine()
+
+    def config_changed(self) -> None:
+        self.survey_machine()
+
+    # ---------------------------------------------------------------- workers
+
+    @work(thread=True, exclusive=True, group="finetune-survey", exit_on_error=False)
+    def survey_machine(self) -> None:
+        self.post_message(self.Surveyed(survey(self.app)))
+
+    @work(thread=True, exclusive=True, group="finetune-replay", exit_on_error=False)
+    def replay(self, run_id: int, run_dir: Path | None) -> None:
+        from finetune.runs import read_progress
+
+        view = RunView(run_id)
+        for data in read_progress(run_dir) if run_dir is not None else []:
+            view.add(data)
+        self.post_message(self.Replayed(view))
+
+    @work(thread=True, group="finetune-run", exit_on_error=False)
+    def launch(self, source: str, steps: int, resume: int | None) -> None:
+        from finetune.run import RunSpec
+        from finetune.runs import find_run, follow, start_run
+
+        if resume is not None:
+            spec, run_dir = find_run(resume)
+        else:
+            grpo = {**self.survey["plan"].grpo, "steps": steps}
+            spec, run_dir = start_run(RunSpec(
+                base=self.survey["base"], serving_gguf=self.survey["serving"], tasks=source,
+                device=self.survey["plan"].device, grpo=grpo))
+        run_id = int(spec.run_id or 0)
+        self.post_message(self.Started(run_id))
+
+        def line(raw: str) -> None:
+            if (data := parse_progress(raw)) is not None:
+                self.post_message(FinetuneProgress(data, run_id))
+
+        def started(child: subprocess.Popen) -> None:
+            self.child = child
+
+        code = follow(run_dir, line, on_start=started, merge_stderr=True)
+        self.post_message(self.Ended(run_id, code))
+
+    @work(thread=True, group="finetune-use", exit_on_error=False)
+    def serve(self, run_id: int) -> None:
+        from app.ui.model_jobs import set_model_option
+        from finetune.runs import activate
+
+        path = activate(run_id)
+        if not path.exists():
+            raise ValueError(f"the adapter of run {run_id} is gone: {path}")
+        app: Any = self.app
+        config = set_model_option("adapter", str(path), app.config_path)
+        app.post_message(ConfigChanged(config, f"serving the adapter of run {run_id}",
+                                       reload_model=True))
+        self.survey_machine()
+
+    # ---------------------------------------------------------------- handlers
+
+    def on_finetune_screen_surveyed(self, message: Surveyed) -> None:
+        self.survey = s = message.survey
+        self.query_one("#finetune-hardware", Static).update(Content(s["hardware"]))
+        plan = s["plan"]
+        self.query_one("#finetune-plan", Static).update(Content(
+            f"{s['model']} · {plan.reason}" + (f"\n{describe(plan)}" if plan.device else "")
+            if plan is not None else s["model"]))
+        source = self.query_one("#finetune-source", Select)
+        chosen = source.value
+        source.set_options(s["sources"])
+        values = [value for _, value in s["sources"]]
+        source.value = chosen if chosen in values else (values[0] if values else Select.BLANK)
+        steps = self.query_one("#finetune-steps", Input)
+        if not steps.value and plan is not None:
+            steps.value = str(plan.grpo.get("steps", s["default_steps"]))
+        self.refill((str(r.run_id), [
+            str(r.run_id), when(r.started_at),
+            "running" if self.live and self.live.run_id == r.run_id else r.status,
+            str(r.steps), ("● served" if r.active else "ready") if r.adapter else "–"])
+            for r in s["runs"])
+        self._buttons()
+
+    @on(DataTable.RowHighlighted, "#finetune-runs")
+    def highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is None:
+            return
+        run_id = int(event.row_key.value)
+        if self.live is not None and self.live.run_id == run_id:
+            self.show(self.live)
+        else:
+            record = self._record(run_id)
+            self.replay(run_id, record.run_dir if record else None)
+        self._buttons()
+
+    def on_finetune_screen_replayed(self, message: Replayed) -> None:
+        if self.selected == str(message.view.run_id):
+            self.show(message.view)
+
+    def on_finetune_screen_started(self, message: Started) -> None:
+        self.live = RunView(message.run_id)
+        self.query_one(Log).clear()
+        self.show(self.live)
+        self.survey_machine()  # lists the new run
 
     def on_finetune_progress(self, message: FinetuneProgress) -> None:
-        data = message.data
-        if line := metrics_line(data):
-            self.query_one("#finetune-metrics", Static).update(Content(line))
+        if self.live is None or message.run_id != self.live.run_id:
+            return
+        self.live.add(message.data)
+        if self.shown is self.live:
+            self.draw_line(message.data)
+
+    def on_finetune_screen_ended(self, message: Ended) -> None:
+        self.child = None
+        self.live = None
+        if message.code == 0:
+            self.notify(f"finetune run {message.run_id} finished: u serves its adapter")
+        elif message.code == 130:
+            self.notify(f"finetune run {message.run_id} stopped; s resumes it")
+        else:
+            self.notify(f"finetune run {message.run_id} failed (exit {message.code}); its "
+                        "log says why", severity="error", timeout=12)
+        self.survey_machine()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        super().on_worker_state_changed(event)
+        if event.worker.group == "finetune-run" and event.state in (
+                WorkerState.ERROR, WorkerState.CANCELLED):
+            self.child, self.live = None, None  # it never started, or broke: free the keys
+            self.survey_machine()
+
+    # ---------------------------------------------------------------- drawing
+
+    def show(self, view: RunView) -> None:
+        self.shown = view
+        log = self.query_one(Log)
+        log.clear()
+        for text in view.log:
+            log.write_line(text)
+        self.query_one("#finetune-reward", Sparkline).data = [
+            float(s.get("reward_mean", 0.0)) for s in view.steps]
+        self._progress(view.steps[-1] if view.steps else None, view.run_id)
+        self._compare(view)
+
+    def draw_line(self, data: dict[str, Any]) -> None:
+        view = self.shown
+        assert view is not None
+        if data.get("event") == "step":
+            self.query_one("#finetune-reward", Sparkline).data = [
+                float(s.get("reward_mean", 0.0)) for s in view.steps]
+            self._progress(data, view.run_id)
+        elif data.get("event") == "heldout":
+            self._compare(view)
+        if (text := log_line(data)) is not None:
+            self.query_one(Log).write_line(text)
+
+    def _progress(self, step: dict[str, Any] | None, run_id: int) -> None:
+        metrics = self.query_one("#finetune-metrics", Static)
         bar = self.query_one(ProgressBar)
-        if isinstance(data.get("total"), int) and isinstance(data.get("step"), int):
+        if step is None:
+            metrics.update(Content(f"run {run_id}: no step yet"))
+            bar.display = False
+            return
+        metrics.update(Content(f"run {run_id}: {metrics_line(step)}"))
+        if isinstance(step.get("steps"), int) and isinstance(step.get("step"), int):
             bar.display = True
-            bar.update(total=data["total"], progress=data["step"])
-        if "message" in data:
-            self.query_one(Log).write_line(str(data["message"]))
+            bar.update(total=step["steps"], progress=step["step"])
+
+    def _compare(self, view: RunView) -> None:
+        table = self.query_one("#finetune-compare", DataTable)
+        table.clear()
+        for which, label in (("base", "base model"), ("adapter", "with the adapter")):
+            if (row := view.heldout.get(which)) is not None:
+                table.add_row(f"{label} ({row.get('tasks')})", _score(row.get("reward_mean")),
+                              str(row.get("eval_run") or "–"), key=which)
+
+    def _buttons(self) -> None:
+        plan = self.survey.get("plan")
+        running = self.child is not None or self.live is not None
+        record = self._record(int(self.selected)) if self.selected else None
+        self.query_one("#finetune-start", Button).disabled = running or plan is None or (
+            plan.device is None)
+        self.query_one("#finetune-start", Button).label = (
+            "Resume" if self._resumable(record) else "Start")
+        self.query_one("#finetune-stop", Button).disabled = not running
+        self.query_one("#finetune-use", Button).disabled = not (
+            record and record.adapter and not record.active)
+
+    def _record(self, run_id: int) -> Any:
+        return next((r for r in self.survey.get("runs", ()) if r.run_id == run_id), None)
+
+    def _resumable(self, record: Any) -> bool:
+        return bool(record and record.status in ("interrupted", "failed") and not record.adapter
+                    and (self.live is None or self.live.run_id != record.run_id))
+
+    # ---------------------------------------------------------------- actions
+
+    @on(Button.Pressed, "#finetune-start")
+    def action_start(self) -> None:
+        plan = self.survey.get("plan")
+        if self.child is not None or self.live is not None:
+            self.notify("A run is going: x stops it first.", severity="warning")
+            return
+        if plan is None or plan.device is None:
+            self.notify(plan.reason if plan else "No model to train: pick one in Models (F4).",
+                        severity="warning", timeout=10)
+            return
+        record = self._record(int(self.selected)) if self.selected else None
+        if self._resumable(record):
+            self.launch("", 0, record.run_id)
+            return
+        source = self.query_one("#finetune-source", Select).value
+        if source is Select.BLANK:
+            self.notify("Choose where the tasks come from.", severity="warning")
+            return
+        steps = self.query_one("#finetune-steps", Input).value.strip()
+        if not steps.isdigit() or int(steps) < 1:
+            self.notify(f"{steps!r}: the number of steps is a whole number, e.g. 40",
+                        severity="warning")
+            return
+        self.live = RunView(0)  # taken until Started names it
+        self._buttons()
+        self.launch(str(source), int(steps), None)
+
+    @on(Button.Pressed, "#finetune-stop")
+    def action_stop(self) -> None:
+        if self.child is not None and self.child.poll() is None:
+            self.child.send_signal(signal.SIGINT)  # it records "interrupted" and exits
+            self.notify("stopping the run …")
+
+    @on(Button.Pressed, "#finetune-use")
+    def action_use(self) -> None:
+        record = self._record(int(self.selected)) if self.selected else None
+        if record is None or record.adapter is None:
+            self.notify("This run has no adapter yet.", severity="warning")
+            return
+        self.serve(record.run_id)
+
+    def on_unmount(self) -> None:
+        child = self.child
+        if child is not None and child.poll() is None:
+            child.send_signal(signal.SIGINT)
+            try:
+                child.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
+def survey(app: Any) -> dict[str, Any]:
+    """Blocking: the GPUs, the plan for the configured model, task sources and runs."""
+    from importlib.resources import files
+
+    from app.llm.base import ModelError
+    from app.store import open_db
+    from finetune import tasks as T
+    from finetune.eval import load_suite
+    from finetune.grpo import GRPOConfig
+    from finetune.hardware import arch_of_gguf, detect_gpus, recommend
+    from finetune.run import cpu_allowed
+    from finetune.runs import list_runs, training_models
+
+    gpus = detect_gpus()
+    hardware = (" · ".join(f"GPU {g.name}: {g.free_gb:.1f} of {g.total_gb:.1f} GB free"
+                           for g in gpus) if gpus else
+                "No NVIDIA GPU found: training runs on the CPU, for tiny models only.")
+    name = app.model_spec or app.config.model.name
+    plan, serving, base, model = None, "", "", "No model configured: pick one in Models (F4)."
+    if name:
+        try:
+            path, base = training_models(name)
+        except ModelError as exc:
+            model = str(exc)
+        else:
+            serving = str(path)
+            plan = recommend(gpus, arch_of_gguf(path), cpu_ok=cpu_allowed(serving))
+            model = Path(name).name
+            if plan.device == "cuda" and base != serving:
+                model += f" (the LoRA trains on {base})"
+    db = open_db()
+    try:
+        sessions = len(T.from_sessions(db))
+        runs = list_runs(db)
+    finally:
+        db.close()
+    suite = Path(str(files("assets").joinpath("eval", "local")))
+    tools = len(app.hub.tools()) if app.hub is not None else 0
+    sources = [(f"your sessions ({sessions} tasks)", "sessions"),
+               (f"the bundled eval suite ({len(load_suite(suite).tasks)} tasks)",
+                f"suite:{suite}")]
+    if tools:
+        sources.append((f"generated for your {tools} tools", "generate"))
+    return {"hardware": hardware, "plan": plan, "model": model, "serving": serving,
+            "base": base, "sources": sources, "runs": runs,
+            "default_steps": GRPOConfig().steps}

@@ -120,10 +120,11 @@ class DownloadFinished(Message):
 
 
 class FinetuneProgress(Message):
-    """One JSON line of a training process's progress (see app/ui/finetune.py)."""
+    """One line of a training run's progress (see app/ui/finetune.py)."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.data = data
+    def __init__(self, data: dict[str, Any], run_id: int) -> None:
+        self.data = data  # the JSON object, or {"event": "text", "message": line}
+        self.run_id = run_id
         super().__init__()
 
 

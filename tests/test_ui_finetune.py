@@ -1,0 +1,138 @@
+"""The Finetune screen under run_test(): what this machine can train, a real tiny run
+started with one key (the same child process as `deskmate finetune`), its live progress
+and before/after table, stopping it, and serving its adapter."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+from conftest import rated_session
+from test_ui_support import make_app, scripted, wait_for
+from textual.widgets import Button, DataTable, Input, Log, ProgressBar, Select, Sparkline
+
+from app import paths
+from app.config import Config, ModelConfig
+from app.store import open_db
+from app.ui.app import DeskmateApp
+from app.ui.finetune import FinetuneScreen
+
+PROMPTS = ("Say yes or no.", "Answer with one word, yes or no.", "Is fire cold? Yes or no.",
+           "Is the sky green? Yes or no.", "Do fish fly? Yes or no.")
+
+
+def text(screen, selector: str) -> str:
+    return str(screen.query_one(selector).render())
+
+
+def tiny_app(tiny_model_path) -> DeskmateApp:
+    """The app configured with the tiny GGUF (which trains on the CPU); its chat model
+    is scripted, the training child process loads the GGUF itself."""
+    model = scripted("fine")
+    return DeskmateApp(Config(model=ModelConfig(name=str(tiny_model_path))),
+                       model_factory=lambda c, s: model, mode="eager")
+
+
+def record_tasks(count: int) -> None:
+    db = open_db()
+    for prompt in PROMPTS[:count]:
+        rated_session(db, prompt, "No.")
+    db.close()
+
+
+async def open_screen(app, pilot) -> FinetuneScreen:
+    await pilot.press("f5")
+    screen = app.screen
+    assert isinstance(screen, FinetuneScreen)
+    await wait_for(pilot, lambda: bool(screen.survey), what="the survey")
+    await pilot.pause()
+    return screen
+
+
+async def test_without_a_model_nothing_starts(home):
+    app = make_app(scripted())
+    async with app.run_test(size=(130, 40)) as pilot:
+        screen = await open_screen(app, pilot)
+        assert "No model configured" in text(screen, "#finetune-plan")
+        assert "No NVIDIA GPU" in text(screen, "#finetune-hardware")
+        assert screen.query_one("#finetune-start", Button).disabled
+        await pilot.press("s")
+        await pilot.pause(0.3)
+        assert screen.query_one("#finetune-runs", DataTable).row_count == 0
+        assert any("pick one in Models" in n.message for n in app._notifications)
+
+
+async def test_the_tiny_model_gets_the_cpu_plan_and_task_counts(home, tiny_model_path):
+    record_tasks(2)
+    app = tiny_app(tiny_model_path)
+    async with app.run_test(size=(130, 40)) as pilot:
+        screen = await open_screen(app, pilot)
+        plan = text(screen, "#finetune-plan")
+        assert "trains on the CPU" in plan and "4 rollouts × 1 task a step" in plan
+        assert not screen.query_one("#finetune-start", Button).disabled
+        source = screen.query_one("#finetune-source", Select)
+        assert source.value == "sessions"
+        labels = [str(label) for label, _ in screen.survey["sources"]]
+        assert labels[0] == "your sessions (2 tasks)"
+        assert labels[1].startswith("the bundled eval suite (") and len(labels) == 2
+        assert screen.query_one("#finetune-steps", Input).value == "10"
+        screen.query_one("#finetune-steps", Input).value = "none"
+        await pilot.press("s")
+        await pilot.pause(0.3)
+        assert screen.live is None and any("whole number" in n.message
+                                           for n in app._notifications)
+
+
+async def test_stop_leaves_a_run_that_resumes(home, tiny_model_path):
+    record_tasks(2)
+    app = tiny_app(tiny_model_path)
+    async with app.run_test(size=(130, 40)) as pilot:
+        screen = await open_screen(app, pilot)
+        await pilot.press("s")
+        log = screen.query_one(Log)
+        # The tasks are listed before the policy loads (tens of seconds): stop then.
+        await wait_for(pilot, lambda: any("training tasks" in line for line in log.lines),
+                       timeout=120, what="the task list")
+        assert not screen.query_one("#finetune-stop", Button).disabled
+        await pilot.press("x")
+        await wait_for(pilot, lambda: screen.live is None, timeout=120, what="the stop")
+        runs = screen.query_one("#finetune-runs", DataTable)
+        await wait_for(pilot, lambda: runs.row_count == 1 and str(
+            runs.get_row_at(0)[2]) == "interrupted", what="the interrupted run")
+        assert str(screen.query_one("#finetune-start", Button).label) == "Resume"
+        assert "stopped" in log.lines[-1]
+
+
+@pytest.mark.slow
+async def test_a_run_from_start_to_serving_its_adapter(home, tiny_model_path):
+    record_tasks(5)  # one is held out for the before/after evaluation
+    app = tiny_app(tiny_model_path)
+    async with app.run_test(size=(130, 40)) as pilot:
+        screen = await open_screen(app, pilot)
+        screen.query_one("#finetune-steps", Input).value = "1"
+        await pilot.press("s")
+        runs = screen.query_one("#finetune-runs", DataTable)
+        await wait_for(pilot, lambda: runs.row_count == 1, what="the new run")
+        assert str(runs.get_row_at(0)[2]) == "running"
+        assert screen.query_one("#finetune-start", Button).disabled
+        await wait_for(pilot, lambda: screen.live is None, timeout=900, what="the run")
+        log = list(screen.query_one(Log).lines)
+        assert any(line.startswith("done") for line in log), log[-20:]
+        assert screen.query_one("#finetune-reward", Sparkline).data is not None
+        assert len(screen.query_one("#finetune-reward", Sparkline).data) == 1
+        bar = screen.query_one(ProgressBar)
+        assert (bar.progress, bar.total) == (1, 1)
+        assert "step 1/1" in text(screen, "#finetune-metrics")
+        compare = screen.query_one("#finetune-compare", DataTable)
+        assert [str(compare.get_row_at(i)[0]) for i in range(compare.row_count)] == [
+            "base model (1)", "with the adapter (1)"]
+        await wait_for(pilot, lambda: str(runs.get_row_at(0)[2]) == "finished",
+                       what="the finished run")
+        assert str(runs.get_row_at(0)[4]) == "ready"
+        await pilot.press("u")
+        await wait_for(pilot, lambda: str(runs.get_row_at(0)[4]) == "● served",
+                       what="the served adapter")
+        adapter = tomllib.loads(paths.config_file().read_text())["model"]["adapter"]
+        assert adapter.endswith("adapter.gguf") and app.config.model.adapter == adapter
+        row = open_db().execute("SELECT active, path FROM adapters").fetchone()
+        assert row == (1, adapter)
