@@ -93,6 +93,9 @@ def toy_server(name: str = "toy", script: str = "toy.py", **options):
     """A ServerConfig running one of tests/servers/*.py with this interpreter."""
     from tools.hub import ServerConfig
 
+    # A loaded CI machine can take tens of seconds to import the mcp SDK: a server that
+    # is merely slow must not turn into a "failed" one there.
+    options.setdefault("startup_timeout", 120.0)
     return ServerConfig(name=name, command=sys.executable, args=(str(TEST_SERVERS / script),),
                         **options)
 

@@ -57,12 +57,17 @@ async def wait_for(pilot, predicate, timeout: float = 60.0, what: str = "") -> N
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
+            app = pilot.app
+            said = [n.message for n in app._notifications]  # errors say what went wrong
+            raise AssertionError(f"timed out waiting for {what or predicate} (screen "
+                                 f"{type(app.screen).__name__}, notifications {said})")
         await pilot.pause(0.05)
 
 
 async def ready(app, pilot) -> None:
-    await wait_for(pilot, lambda: app.conversation.runtime is not None, what="the agent")
+    # The agent is built once the MCP servers answered or failed (up to their timeout).
+    await wait_for(pilot, lambda: app.conversation.runtime is not None, timeout=180,
+                   what="the agent")
 
 
 async def ask(app, pilot, text: str) -> None:
