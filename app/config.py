@@ -95,45 +95,49 @@ class AgentConfig:
         600, "Token budget of the server index in the system prompt.", min=50)
 
 
+def _key(default: str, doc: str) -> Any:
+    return _field(default, doc, nonempty=True)
+
+
 @dataclass(frozen=True)
 class KeysConfig:
     """Key bindings of the app, by action. Several keys: "f2,ctrl+s". Each screen's keys
     act only on that screen, so one key may serve on several screens."""
 
-    help: str = _field("f1", "Show the keys and what they do.")
-    sessions: str = _field("f2", "Open the sessions screen.")
-    servers: str = _field("f3", "Open the MCP servers screen.")
-    models: str = _field("f4", "Open the models screen.")
-    finetune: str = _field("f5", "Open the finetuning screen.")
-    chat: str = _field("f6", "Back to the chat.")
-    new_session: str = _field("ctrl+n", "Start a new session.")
-    cancel: str = _field("escape", "Cancel the running turn (or leave a screen).")
-    toggle_theme: str = _field("ctrl+t", "Switch between the light and the dark theme.")
-    quit: str = _field("ctrl+q", "Quit.")
-    newline: str = _field("ctrl+j", "Insert a new line in the prompt (Enter sends it).")
-    allow_once: str = _field("y", "Approval: allow this call once.")
-    allow_tool: str = _field("a", "Approval: allow this tool for the session.")
-    trust_server: str = _field("t", "Approval: trust the whole server.")
-    deny: str = _field("n", "Approval: deny the call.")
-    session_resume: str = _field("enter", "Sessions: resume the highlighted session.")
-    session_search: str = _field("slash", "Sessions: search the text of every session.")
-    session_rename: str = _field("r", "Sessions: rename.")
-    session_delete: str = _field("d", "Sessions: delete (asks first).")
-    session_export: str = _field("e", "Sessions: export as JSONL or Markdown.")
-    server_add: str = _field("a", "Servers: add a server.")
-    server_import: str = _field("i", "Servers: import a Claude / .mcp.json file.")
-    server_toggle: str = _field("space", "Servers: enable or disable.")
-    server_restart: str = _field("r", "Servers: restart.")
-    server_test: str = _field("t", "Servers: test (connect, list tools, timings).")
-    model_use: str = _field("enter", "Models: use the highlighted model.")
-    model_pull: str = _field("p", "Models: download.")
-    model_cancel: str = _field("c", "Models: cancel the download.")
-    model_local: str = _field("l", "Models: use a local .gguf file.")
-    model_context: str = _field("x", "Models: set the context size.")
-    model_adapter: str = _field("o", "Models: set the LoRA adapter.")
-    finetune_start: str = _field("s", "Finetune: start a run.")
-    finetune_stop: str = _field("x", "Finetune: stop the running run (it can be resumed).")
-    finetune_use: str = _field("u", "Finetune: serve the selected run's adapter.")
+    help: str = _key("f1", "Show the keys and what they do.")
+    sessions: str = _key("f2", "Open the sessions screen.")
+    servers: str = _key("f3", "Open the MCP servers screen.")
+    models: str = _key("f4", "Open the models screen.")
+    finetune: str = _key("f5", "Open the finetuning screen.")
+    chat: str = _key("f6", "Back to the chat.")
+    new_session: str = _key("ctrl+n", "Start a new session.")
+    cancel: str = _key("escape", "Cancel the running turn (or leave a screen).")
+    toggle_theme: str = _key("ctrl+t", "Switch between the light and the dark theme.")
+    quit: str = _key("ctrl+q", "Quit.")
+    newline: str = _key("ctrl+j", "Insert a new line in the prompt (Enter sends it).")
+    allow_once: str = _key("y", "Approval: allow this call once.")
+    allow_tool: str = _key("a", "Approval: allow this tool for the session.")
+    trust_server: str = _key("t", "Approval: trust the whole server.")
+    deny: str = _key("n", "Approval: deny the call.")
+    session_resume: str = _key("enter", "Sessions: resume the highlighted session.")
+    session_search: str = _key("slash", "Sessions: search the text of every session.")
+    session_rename: str = _key("r", "Sessions: rename.")
+    session_delete: str = _key("d", "Sessions: delete (asks first).")
+    session_export: str = _key("e", "Sessions: export as JSONL or Markdown.")
+    server_add: str = _key("a", "Servers: add a server.")
+    server_import: str = _key("i", "Servers: import a Claude / .mcp.json file.")
+    server_toggle: str = _key("space", "Servers: enable or disable.")
+    server_restart: str = _key("r", "Servers: restart.")
+    server_test: str = _key("t", "Servers: test (connect, list tools, timings).")
+    model_use: str = _key("enter", "Models: use the highlighted model.")
+    model_pull: str = _key("p", "Models: download.")
+    model_cancel: str = _key("c", "Models: cancel the download.")
+    model_local: str = _key("l", "Models: use a local .gguf file.")
+    model_context: str = _key("x", "Models: set the context size.")
+    model_adapter: str = _key("o", "Models: set the LoRA adapter.")
+    finetune_start: str = _key("s", "Finetune: start a run.")
+    finetune_stop: str = _key("x", "Finetune: stop the running run (it can be resumed).")
+    finetune_use: str = _key("u", "Finetune: serve the selected run's adapter.")
 
 
 def _parse_servers(value: Any) -> dict[str, Any]:
@@ -257,6 +261,10 @@ def _check(f: dataclasses.Field, value: Any) -> str | None:
         return f"expected {f.type}, got {type(value).__name__} {value!r}"
     if (choices := f.metadata.get("choices")) and value not in choices:
         return f"must be one of {', '.join(map(repr, choices))}, got {value!r}"
+    if f.metadata.get("nonempty") and not value.strip():
+        # Textual's keymap cannot take a key away, so "" would silently keep the default.
+        return ("needs a key: every action keeps one (to use its key elsewhere, give "
+                "this action another key)")
     if (low := f.metadata.get("min")) is not None and value < low:
         return f"must be at least {low}, got {value!r}"
     return None

@@ -81,6 +81,14 @@ def test_bad_values_name_key_and_line(home, line, message):
     assert message in str(err.value)
 
 
+def test_a_key_binding_cannot_be_empty(home):
+    write(paths.config_file(), '[keys]\nhelp = "f9"\nsession_search = " "\n')
+    with pytest.raises(ConfigError) as err:
+        load_config()
+    assert (err.value.line, err.value.key) == (3, "keys.session_search")
+    assert "needs a key" in str(err.value)
+
+
 def test_dotted_keys_are_located(home):
     write(paths.config_file(), 'model.name = "tiny"\nmodel.threads = "four"\n')
     with pytest.raises(ConfigError) as err:
