@@ -16,15 +16,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from finetune.environment import EnvironmentFor, run_in
 from finetune.judge import Judge
-from finetune.rollout import RolloutSettings, run_rollout
+from finetune.rollout import RolloutSettings
 from finetune.tasks import TrainTask
 
 EVAL_TEMPERATURE = 0.0  # greedy: the difference should come from the adapter, not luck
 
 
 def evaluate_heldout(db: Any, spec: Any, tasks: Sequence[TrainTask], judge: Judge,
-                     environment: Callable, adapter: Path, adapter_id: int,
+                     environment: EnvironmentFor, adapter: Path, adapter_id: int,
                      emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     from app.llm.llamacpp import LlamaCppModel
 
@@ -71,7 +72,7 @@ def _evaluate_suite(db: Any, spec: Any, which: str, adapter_id: int | None, mode
 
 
 def _evaluate(db: Any, spec: Any, which: str, adapter_id: int | None, model: Any,
-              tasks: Sequence[TrainTask], judge: Judge, environment: Callable,
+              tasks: Sequence[TrainTask], judge: Judge, environment: EnvironmentFor,
               settings: RolloutSettings) -> tuple[int, float]:
     from app.store.db import transaction
     from finetune.eval.record import finish_run, start_run
@@ -80,14 +81,13 @@ def _evaluate(db: Any, spec: Any, which: str, adapter_id: int | None, model: Any
         "finetune_run": spec.run_id, "which": which, "tasks": [t.id for t in tasks]})
     rewards = []
     for task in tasks:
-        with environment(task) as (hub, gate):
-            rollout = run_rollout(model, task.key, task.prompt, gate, hub=hub,
-                                  settings=settings)
-        scored = judge.score_group(task.prompt, task.rubric,
-                                   [(rollout.transcript, rollout.answer)])[0]
+        rollout = run_in(environment, model, task, settings=settings)
+        scored = judge.score_rollouts(task.prompt, task.rubric, [rollout])[0]
         rewards.append(scored.reward)
         details = {"answer": rollout.answer, "status": rollout.status,
                    "criteria": list(scored.criteria), "checks": scored.checks}
+        if rollout.error:
+            details["error"] = rollout.error
         with transaction(db) as conn:
             conn.execute(
                 "INSERT INTO eval_results (run_id, task_id, mode, adapter_id, success, score, "

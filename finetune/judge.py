@@ -14,10 +14,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from app.llm.base import ChatMessage, ChatModel, GenerationParams, ModelError, complete
 from finetune.rubrics import CATEGORIES, DEFAULT_WEIGHTS, PASS, Criterion, Rubric, reward
 from tools.sandbox.capture import truncate_middle as truncate
+
+if TYPE_CHECKING:
+    from finetune.rollout import Rollout
 
 
 class JudgeError(ModelError):
@@ -130,12 +134,30 @@ class Judge:
         raise AssertionError("unreachable")
 
     def score_group(self, prompt: str, rubric: Rubric,
-                    rollouts: Sequence[tuple[Sequence[ChatMessage], str]]) -> list[Scored]:
-        """Reward every (transcript, final answer) of a group."""
+                    rollouts: Sequence[tuple[Sequence[ChatMessage], str]],
+                    checks: Sequence[float | None] | None = None) -> list[Scored]:
+        """Reward every (transcript, final answer) of a group.
+
+        ``checks``: each rollout's own check score (None: the rubric's answer checks).
+        """
         table = self.score_criteria(prompt, rubric.criteria, [t for t, _ in rollouts])
-        return [Scored(reward(rubric, scores, answer, self.weights), tuple(scores),
-                       rubric.checks.score(answer))
-                for scores, (_, answer) in zip(table, rollouts, strict=True)]
+        own = checks if checks is not None else [None] * len(rollouts)
+        out = []
+        for scores, (_, answer), check in zip(table, rollouts, own, strict=True):
+            if check is None:
+                check = rubric.checks.score(answer)
+            out.append(Scored(reward(rubric, scores, answer, self.weights, check),
+                              tuple(scores), check))
+        return out
+
+    def score_rollouts(self, prompt: str, rubric: Rubric,
+                       rollouts: Sequence[Rollout]) -> list[Scored]:
+        """``score_group`` of rollouts; one that could not run (``error``) scores 0 unjudged."""
+        ran = [r for r in rollouts if not r.error]
+        scored = iter(self.score_group(prompt, rubric, [(r.transcript, r.answer) for r in ran],
+                                       [r.checks for r in ran]))
+        failed = Scored(0.0, (0.0,) * len(rubric.criteria), None)
+        return [failed if r.error else next(scored) for r in rollouts]
 
 
 def pass_rates(rubric_scored: Sequence[tuple[Rubric, Scored]]) -> dict[str, float]:

@@ -36,6 +36,10 @@ class Rollout:
     samples: tuple[Sample, ...]  # one per model call
     tool_calls: int
     wall_s: float
+    # The task's own check score of the answer, taken in its workspace (a suite task's
+    # file checks and verify.py); None: the rubric's answer checks score it.
+    checks: float | None = None
+    error: str = ""  # why the rollout could not run (a server did not start): it scores 0
 
     @property
     def completion_tokens(self) -> int:

@@ -3,7 +3,8 @@
 A rubric is what a good trajectory for one task looks like, as criteria a judge scores
 in [0, 1] (``judge.py``), each in one of four categories — task fulfillment counts most,
 then tool appropriateness, tool grounding and parameter accuracy (the ATLAS split).
-A task may also carry deterministic checks on the final answer.
+A task may also carry deterministic checks on the final answer; a suite task's rollout
+brings the score of all its checks, taken in its workspace (``finetune.environment``).
 
     reward = Σ_category weight × (weighted mean of that category's criterion scores)
              + the checks' score (fraction passed), when the task has checks
@@ -100,10 +101,16 @@ def rubric_score(criteria: Sequence[Criterion], scores: Sequence[float],
 
 
 def reward(rubric: Rubric, scores: Sequence[float], answer: str,
-           weights: Mapping[str, float] = DEFAULT_WEIGHTS) -> float:
-    """The rubric part plus the checks' score; each part is 0 when the task lacks it."""
+           weights: Mapping[str, float] = DEFAULT_WEIGHTS, checks: float | None = None
+           ) -> float:
+    """The rubric part plus the checks' score; each part is 0 when the task lacks it.
+
+    ``checks`` is the rollout's own check score when it has one (a suite task scored in
+    its workspace: file checks and verify.py too), in place of the answer checks.
+    """
     part = rubric_score(rubric.criteria, scores, weights)
-    checks = rubric.checks.score(answer)
+    if checks is None:
+        checks = rubric.checks.score(answer)
     return (part or 0.0) + (checks or 0.0)
 
 

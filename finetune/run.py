@@ -22,16 +22,16 @@ import functools
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from finetune.environment import EnvironmentFor, no_tools, run_in
 from finetune.grpo import GRPOConfig, generate, pick_tasks, score, trainables, update
 from finetune.judge import Judge, Scored, pass_rates
-from finetune.rollout import Rollout, RolloutSettings, rollout_seed, run_rollout
+from finetune.rollout import Rollout, RolloutSettings, rollout_seed
 from finetune.tasks import TrainTask
-from finetune.toolgate import ToolGate
 
 Emit = Callable[[dict[str, Any]], None]
 CPU_MAX_GGUF_BYTES = 1_000_000_000  # the CPU path is for tiny models only
@@ -72,15 +72,18 @@ class TrainResult:
 
 def train(policy: Any, tasks: Sequence[TrainTask], config: GRPOConfig, judge: Judge, *,
           run_dir: Path, settings: RolloutSettings, emit: Emit,
-          environment: Callable[[TrainTask], contextlib.AbstractContextManager] | None = None,
-          ) -> TrainResult:
-    """``config.steps`` GRPO steps on ``tasks``, resuming from ``run_dir``'s checkpoints."""
+          environment: EnvironmentFor | None = None) -> TrainResult:
+    """``config.steps`` GRPO steps on ``tasks``, resuming from ``run_dir``'s checkpoints.
+
+    Each rollout runs in ``environment(task)`` (``finetune.environment``; default: no
+    tools); one whose world could not be set up scores 0 and is reported.
+    """
     import torch
 
     from finetune.checkpoint import load_checkpoint, save_checkpoint
     from finetune.policy import PolicyChatModel, batch_logprobs
 
-    environment = environment or _no_tools
+    environment = environment or no_tools
     chat = PolicyChatModel(policy)
     params = [p for p in policy.model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=config.learning_rate,
@@ -103,10 +106,12 @@ def train(policy: Any, tasks: Sequence[TrainTask], config: GRPOConfig, judge: Ju
         chosen = [by_key[k] for k in pick_tasks(list(by_key), config, step)]
 
         def rollout(task: TrainTask, g: int, step: int = step) -> Rollout:
-            with environment(task) as (hub, gate):
-                return run_rollout(chat, task.key, task.prompt, gate, hub=hub,
-                                   settings=settings,
-                                   seed=rollout_seed(config.seed, step, task.key, g))
+            done = run_in(environment, chat, task, settings=settings,
+                          seed=rollout_seed(config.seed, step, task.key, g))
+            if done.error:
+                emit({"event": "rollout_error", "step": step, "task": task.key,
+                      "message": done.error})
+            return done
 
         groups = generate(chosen, rollout, config, step)
         t1 = time.perf_counter()
@@ -125,9 +130,11 @@ def train(policy: Any, tasks: Sequence[TrainTask], config: GRPOConfig, judge: Ju
             "event": "step", "step": step, "steps": config.steps,
             "reward_mean": round(mean, 4),
             "reward_std": round((sum((r - mean) ** 2 for r in flat) / len(flat)) ** 0.5, 4),
+            # of the rollouts that ran: a server that would not start says nothing of the model
             "pass_rates": pass_rates([(by_key[g[0].task_key].rubric, s)
                                       for g, ss in zip(groups, scored, strict=True)
-                                      for s in ss]),
+                                      for r, s in zip(g, ss, strict=True) if not r.error]),
+            "rollout_errors": sum(1 for g in groups for r in g if r.error),
             "groups_used": sum(1 for g in rewards if len(set(g)) > 1),
             "loss": round(stats.loss, 5), "kl": round(stats.kl, 5),
             "tokens_generated": gen_tokens, "tokens_trained": stats.tokens,
@@ -149,15 +156,9 @@ def train(policy: Any, tasks: Sequence[TrainTask], config: GRPOConfig, judge: Ju
 def _score(judge: Judge, by_key: dict[str, TrainTask], group: Sequence[Rollout], *,
            sink: list[list[Scored]]) -> list[float]:
     task = by_key[group[0].task_key]
-    scored = judge.score_group(task.prompt, task.rubric, [(r.transcript, r.answer)
-                                                          for r in group])
+    scored = judge.score_rollouts(task.prompt, task.rubric, group)
     sink.append(scored)
     return [s.reward for s in scored]
-
-
-@contextlib.contextmanager
-def _no_tools(task: TrainTask) -> Iterator[tuple[Any, ToolGate]]:
-    yield None, ToolGate([], None)
 
 
 # ---------------------------------------------------------------- the whole run
@@ -197,7 +198,7 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
         # The category weights of the run's rubrics.toml (the edited ones, if given).
         weights = load_toml(run_dir / "rubrics.toml").weights
         judge = Judge(judge_model() if _needs_judge(tasks) else None, weights=weights)
-        environment = _environment(hub, db)
+        environment = _environment(spec, hub, db, stack)
         result = train(policy, train_tasks, config, judge, run_dir=run_dir,
                        settings=settings, emit=emit, environment=environment)
         from finetune.export import export_gguf_adapter
@@ -252,7 +253,8 @@ def _lazy_judge(spec: RunSpec, stack: contextlib.ExitStack) -> Callable[[], Any]
 
 def _prepare_tasks(spec: RunSpec, db: Any, run_dir: Path, judge_model: Callable[[], Any],
                    stack: contextlib.ExitStack, emit: Emit) -> tuple[list[TrainTask], Any]:
-    """The run's tasks with rubrics, and the hub their tools live on (None: no tools).
+    """The run's tasks with rubrics, and the hub of the user's servers (None: none, or
+    suite tasks, which bring their own servers to every rollout).
 
     The first time, tasks are gathered, stored and listed in ``tasks.json``; a resumed
     run reads that list back, so it trains on exactly the same tasks.
@@ -310,17 +312,22 @@ def _tool_listing(hub: Any) -> str:
                      for s in hub.tools())
 
 
-def _environment(hub: Any, db: Any):
-    from finetune.toolgate import recorded_results
+def _environment(spec: RunSpec, hub: Any, db: Any, stack: contextlib.ExitStack
+                 ) -> EnvironmentFor:
+    """Suite tasks: a fresh workspace per rollout (the suite's site served for the whole
+    run, as ``deskmate eval`` does). Others: the user's servers, behind the gate."""
+    from finetune.environment import suite_environment, user_environment
 
-    recorded = recorded_results(db)
-    specs = hub.tools() if hub is not None else []
+    if not spec.tasks.startswith("suite:"):
+        return user_environment(hub, db)
+    from finetune.eval import load_suite
+    from finetune.eval.site import LocalSite
+    from finetune.eval.workspace import bin_folders
 
-    @contextlib.contextmanager
-    def environment(task: TrainTask):
-        yield hub, ToolGate(specs, hub.call if hub is not None else None, recorded)
-
-    return environment
+    suite = load_suite(Path(spec.tasks.removeprefix("suite:")))
+    site = stack.enter_context(LocalSite(suite.site)) if suite.site is not None else None
+    return suite_environment(suite, site_url=site.url if site else "",
+                             bins=tuple(bin_folders()))
 
 
 def _store_adapter(db: Any, spec: RunSpec, path: Path) -> int:

@@ -1,13 +1,15 @@
 """The tool policy of training rollouts: training never changes the user's world.
 
 Rollouts call tools through the same bridge as the app, but the hub's ``call`` is
-wrapped by a ``ToolGate``:
+wrapped by a ``ToolGate``. On the user's own servers (session and generated tasks):
 - a read-only tool (MCP ``readOnlyHint``) runs live;
 - any other call is answered from a recorded result of the *same* call (server, tool,
   arguments) in the user's sessions, if there is one;
 - otherwise it is refused with an error that tells the model what happened, so it can
   learn to prefer read-only tools or to answer from what it has.
-A destructive tool is never called live, whatever the user trusts in the app.
+A destructive tool is never called live there, whatever the user trusts in the app.
+A gate with ``live_all`` runs every call live: for servers on a throwaway workspace made
+for one rollout (a suite task's, ``finetune.environment``), where nothing is the user's.
 ``TrainingPolicy`` lets every call reach the gate (it decides instead of a person).
 """
 
@@ -62,10 +64,12 @@ class ToolGate:
     """``call(server, tool, arguments, cancel=...)`` with the training rules above."""
 
     def __init__(self, specs: Iterable[ToolSpec], live_call: Callable[..., ToolResult] | None,
-                 recorded: dict[str, Recorded] | None = None) -> None:
+                 recorded: dict[str, Recorded] | None = None, *, live_all: bool = False
+                 ) -> None:
         self.specs = {(s.server, s.name): s for s in specs}
         self.live_call = live_call
         self.recorded = recorded or {}
+        self.live_all = live_all  # every call live: only for a throwaway workspace's servers
         self.counts: Counter[str] = Counter()  # live, replayed, refused
         self._lock = threading.Lock()
 
@@ -73,7 +77,8 @@ class ToolGate:
                  cancel: threading.Event | None = None) -> ToolResult:
         arguments = arguments or {}
         spec = self.specs.get((server, tool))
-        if spec is not None and spec.read_only and not spec.destructive and self.live_call:
+        read_only = spec is not None and spec.read_only and not spec.destructive
+        if self.live_call and (self.live_all or read_only):
             self._count("live")
             return self.live_call(server, tool, arguments, cancel=cancel)
         hit = self.recorded.get(call_key(server, tool, arguments))

@@ -92,6 +92,25 @@ def test_checks_only_tasks_need_no_judge_and_criteria_do():
         Judge(None).score_group("Say hi", Rubric(CRITERIA), [([], "hi")])
 
 
+def test_rollouts_bring_their_own_checks_and_one_that_could_not_run_scores_zero():
+    from finetune.rollout import Rollout
+
+    def rollout(answer, checks=None, error=""):
+        return Rollout("k", answer, "error" if error else "answered",
+                       tuple(_transcript(answer)), (), 0, 0.0, checks, error)
+
+    reply = json.dumps({"rollout_1": {"c1": 1, "c2": 1}, "rollout_2": {"c1": 1, "c2": 1}})
+    judge = Judge(ScriptedModel([reply]))
+    rubric = Rubric(CRITERIA, Checks(answer_contains=("4",)))
+    group = [rollout("4", checks=0.5), rollout("4"), rollout("", error="server down")]
+    scored = judge.score_rollouts("What is 2+2?", rubric, group)
+    # its workspace's checks in place of the answer's; the broken one never judged
+    assert scored == [Scored(1.5, (1.0, 1.0), 0.5), Scored(2.0, (1.0, 1.0), 1.0),
+                      Scored(0.0, (0.0, 0.0), None)]
+    assert "rollout_3" not in judge.model.calls[0][1].content
+    assert Judge(None).score_rollouts("q", Rubric(CRITERIA), [group[2]])[0].reward == 0.0
+
+
 @pytest.mark.slow
 def test_real_tiny_model_scores_under_grammar(tiny_model):
     judge = Judge(tiny_model)

@@ -68,6 +68,18 @@ def test_gate_rules():
     assert gate.counts == {"live": 1, "replayed": 2, "refused": 4}
 
 
+def test_a_throwaway_workspace_gate_runs_every_call_live():
+    hub = FakeHub()
+    default, throwaway = ToolGate(SPECS, hub.call), ToolGate(SPECS, hub.call, live_all=True)
+    with pytest.raises(TrainingRefusal, match="it was not run"):
+        default("fs", "write_file", {"path": "c"})
+    assert hub.live == []
+    for tool in ("write_file", "delete_file", "touch"):
+        assert throwaway("fs", tool, {"path": "c"}).text == f"LIVE {tool} done"
+    assert [t for _, t, _ in hub.live] == ["write_file", "delete_file", "touch"]
+    assert throwaway.counts == {"live": 3}
+
+
 def test_destructive_never_live_even_when_the_user_trusts_the_server():
     hub = FakeHub()
     gate = ToolGate(SPECS, hub.call)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 
+import pytest
 from conftest import rated_session
 
 from app.store import open_db
@@ -87,3 +89,39 @@ def test_edited_rubric_weights_reach_the_run(home, tmp_path):
     with contextlib.ExitStack() as stack:
         _prepare_tasks(spec, db, tmp_path, None, stack, [].append)
     assert load_toml(tmp_path / "rubrics.toml").weights["task_fulfillment"] == 3.0
+
+
+def test_a_suite_run_serves_its_site_to_every_rollout(home, tmp_path):
+    """run() gives suite tasks their own worlds: ${SITE_URL} is the suite's site, served
+    for the whole run and stopped with it."""
+    import urllib.request
+
+    from app.agent.scripted import ScriptedModel
+    from finetune.environment import run_in
+    from finetune.rollout import RolloutSettings
+    from finetune.run import _environment
+    from finetune.tasks import from_suite
+
+    suite = tmp_path / "suite"
+    (suite / "t1").mkdir(parents=True)
+    (suite / "site").mkdir()
+    (suite / "site" / "price.txt").write_text("12.50")
+    (suite / "servers.json").write_text(json.dumps(
+        {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}))
+    (suite / "t1" / "task.toml").write_text('prompt = "What does ${SITE_URL}/price.txt say?"\n'
+                                            '[check]\nanswer_contains = ["12.50"]\n')
+    spec = RunSpec(base="b.gguf", serving_gguf="b.gguf", tasks=f"suite:{suite}")
+
+    def read_the_page(messages):
+        url = re.search(r"(http://\S+?/price\.txt)", messages[-1].content).group(1)
+        seen.append(url)
+        return urllib.request.urlopen(url, timeout=10).read().decode()
+
+    seen: list[str] = []
+    with contextlib.ExitStack() as stack:
+        environment = _environment(spec, None, open_db(), stack)
+        rollout = run_in(environment, ScriptedModel([read_the_page]), from_suite(suite)[0],
+                         settings=RolloutSettings(mode="eager"))
+        assert (rollout.answer, rollout.checks, rollout.error) == ("12.50", 1.0, "")
+    with pytest.raises(OSError):
+        urllib.request.urlopen(seen[0], timeout=2)
