@@ -138,6 +138,8 @@ class KeysConfig:
     finetune_start: str = _key("s", "Finetune: start a run.")
     finetune_stop: str = _key("x", "Finetune: stop the running run (it can be resumed).")
     finetune_use: str = _key("u", "Finetune: serve the selected run's adapter.")
+    finetune_tasks: str = _key("t", "Finetune: choose which session prompts runs train on.")
+    task_toggle: str = _key("space", "Task picker: include or exclude the prompt.")
 
 
 def _parse_servers(value: Any) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 - ``from_sessions``: the prompts of turns the user rated up (the turn, or the whole
   session), and — unless ``rated_only`` — turns that were answered and never rated down
-  (accepted). Eval and training sessions are not the user's: they are skipped. The
+  (accepted); minus those the user excluded (``choose_task``, from the Finetune
+  screen). Eval and training sessions are not the user's: they are skipped. The
   accepted answer becomes a reference in the task's first criterion.
 - ``from_suite``: a suite's tasks with their answer checks and ``[[rubric]]`` items.
   (File checks need the suite's workspace writes, which training refuses; the held-out
@@ -81,12 +82,19 @@ ORDER BY t.started_at
 """
 
 
-def from_sessions(db: Any, *, rated_only: bool = False) -> list[TrainTask]:
+def from_sessions(db: Any, *, rated_only: bool = False,
+                  with_excluded: bool = False) -> list[TrainTask]:
+    """The session tasks; those the user excluded are left out, or with
+    ``with_excluded`` kept and marked (``metadata["excluded"]``) for a picker to show."""
     out = []
+    choices = task_choices(db)
     for session_id, turn, prompt, answer, turn_rating, session_rating in \
             db.execute(_SESSION_TURNS).fetchall():
         rating = turn_rating if turn_rating is not None else session_rating
         if rating == -1 or (rating != 1 and (rated_only or not answer)):
+            continue
+        excluded = choices.get(task_key(prompt)) is False
+        if excluded and not with_excluded:
             continue
         criteria = [Criterion("task_fulfillment", "The final answer does what the user asked",
                               2.0)]
@@ -95,8 +103,25 @@ def from_sessions(db: Any, *, rated_only: bool = False) -> list[TrainTask]:
                 "task_fulfillment", "The final answer agrees with this answer the user "
                 f"accepted: {answer.strip()[:300]}", 1.0))
         out.append(TrainTask(prompt, "session", Rubric(tuple(criteria)), session_id=session_id,
-                             metadata={"turn": turn, "rated": rating == 1}))
+                             metadata={"turn": turn, "rated": rating == 1,
+                                       **({"excluded": True} if excluded else {})}))
     return dedup(out)
+
+
+def task_choices(db: Any) -> dict[str, bool]:
+    """The user's choices: task key → included."""
+    return {key: bool(included) for key, included in
+            db.execute("SELECT key, included FROM task_choices").fetchall()}
+
+
+def choose_task(db: Any, key: str, included: bool) -> None:
+    """Include or exclude the session task ``key`` from finetuning (kept across runs)."""
+    from app.store.db import transaction
+
+    with transaction(db) as conn:
+        conn.execute("INSERT INTO task_choices (key, included, updated_at) VALUES (?, ?, ?) "
+                     "ON CONFLICT(key) DO UPDATE SET included = excluded.included, "
+                     "updated_at = excluded.updated_at", (key, int(included), time.time()))
 
 
 def from_suite(path: Path) -> list[TrainTask]:

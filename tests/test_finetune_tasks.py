@@ -14,6 +14,7 @@ from app.store import Recorder, open_db, rate
 from finetune.rubrics import Checks, Criterion, Rubric
 from finetune.tasks import (
     TrainTask,
+    choose_task,
     dedup,
     from_sessions,
     from_suite,
@@ -67,6 +68,14 @@ def test_from_sessions_takes_rated_up_and_accepted(home):
     assert tasks[0].session_id == up
     assert [t.prompt for t in from_sessions(db, rated_only=True)] == [
         "What changed in the last commit?", "Which files are in docs/?"]
+    # The user's exclusion holds across calls (and runs) until they include it again.
+    choose_task(db, tasks[1].key, included=False)
+    assert [t.prompt for t in from_sessions(db)] == [
+        "What changed in the last commit?", "How big is the repo?"]
+    listed = from_sessions(db, with_excluded=True)
+    assert [t.metadata.get("excluded", False) for t in listed] == [False, True, False]
+    choose_task(db, tasks[1].key, included=True)
+    assert len(from_sessions(db)) == 3
 
 
 def test_from_the_real_suite():

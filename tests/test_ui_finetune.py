@@ -136,3 +136,28 @@ async def test_a_run_from_start_to_serving_its_adapter(home, tiny_model_path):
         assert adapter.endswith("adapter.gguf") and app.config.model.adapter == adapter
         row = open_db().execute("SELECT active, path FROM adapters").fetchone()
         assert row == (1, adapter)
+
+
+async def test_excluded_session_prompts_are_not_trained_on(home):
+    from app.ui.task_picker import TaskPickerScreen
+    from finetune.tasks import from_sessions
+
+    record_tasks(3)
+    app = make_app(scripted())
+    async with app.run_test(size=(130, 40)) as pilot:
+        screen = await open_screen(app, pilot)
+        assert str(screen.survey["sources"][0][0]) == "your sessions (3 tasks)"
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, TaskPickerScreen), what="picker")
+        picker = app.screen
+        table = picker.query_one("#task-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 3, what="the tasks")
+        assert [str(table.get_row_at(i)[1]) for i in range(3)] == list(PROMPTS[:3])
+        await pilot.press("down", "space")
+        assert str(table.get_row_at(1)[0]) == "–"
+        assert "2 of 3 included" in str(picker.query_one("#task-count").render())
+        await wait_for(pilot, lambda: len(from_sessions(open_db())) == 2, what="the choice")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: str(screen.survey["sources"][0][0]) ==
+                       "your sessions (2 tasks, 1 excluded)", what="the new count")
+    assert [t.prompt for t in from_sessions(open_db())] == [PROMPTS[0], PROMPTS[2]]

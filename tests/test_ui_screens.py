@@ -249,11 +249,12 @@ def test_every_key_binding_is_a_config_key_with_the_same_default():
     from app.ui.prompt import PromptArea
     from app.ui.servers import ServersScreen
     from app.ui.sessions import SessionsScreen
+    from app.ui.task_picker import TaskPickerScreen
 
     defaults = dataclasses.asdict(KeysConfig())
     ids = []
     for owner in (DeskmateApp, PromptArea, ApprovalScreen, SessionsScreen, ServersScreen,
-                  ModelsScreen, FinetuneScreen):
+                  ModelsScreen, FinetuneScreen, TaskPickerScreen):
         for binding in owner.BINDINGS:
             if binding.id is not None:
                 assert defaults.get(binding.id) == binding.key, (owner.__name__, binding.id)

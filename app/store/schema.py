@@ -247,10 +247,21 @@ CREATE TABLE eval_results (
 CREATE INDEX eval_results_run ON eval_results(run_id);
 """
 
+_V4_TASK_CHOICES = """
+-- The user's own choice of which session prompts finetuning may train on, by the
+-- task's key (finetune.tasks.task_key); a task with no row follows the default rule.
+CREATE TABLE task_choices (
+    key TEXT PRIMARY KEY,
+    included INTEGER NOT NULL CHECK (included IN (0, 1)),
+    updated_at REAL NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, transcript, steps, tool calls, usage, feedback", _V1_SESSIONS),
     Migration(2, "full-text search over messages and tool calls", _V2_SEARCH),
     Migration(3, "tasks, rubrics, runs, adapters, eval results", _V3_LEARNING),
+    Migration(4, "the user's choice of training tasks", _V4_TASK_CHOICES),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -83,6 +83,9 @@ def log_line(data: dict[str, Any]) -> str | None:
         return f"policy {data.get('base')} on {data.get('device')} ({data.get('backend')})"
     if event == "rubric":
         return f"rubric for {data.get('task')}: {data.get('criteria')} criteria"
+    if event == "rollout_error":
+        return f"step {data.get('step')}: a rollout of {data.get('task')} could not run: " \
+               f"{data.get('message')}"
     if event == "resumed":
         return f"resumed after step {data.get('step')}"
     if event == "exported":
@@ -129,12 +132,14 @@ class FinetuneScreen(TableScreen):
     | s | Start a run (or resume the highlighted stopped one). |
     | x | Stop the running run (resumable). |
     | u | Serve the highlighted run's adapter. |
+    | t | Choose which session prompts runs may train on. |
     """
 
     BINDINGS = [
         Binding("s", "start", "Start", id="finetune_start"),
         Binding("x", "stop", "Stop", id="finetune_stop"),
         Binding("u", "use", "Use adapter", id="finetune_use"),
+        Binding("t", "tasks", "Tasks", id="finetune_tasks"),
     ]
 
     class Surveyed(Message):
@@ -447,6 +452,11 @@ class FinetuneScreen(TableScreen):
             return
         self.serve(record.run_id)
 
+    def action_tasks(self) -> None:
+        from app.ui.task_picker import TaskPickerScreen
+
+        self.app.push_screen(TaskPickerScreen(), lambda _: self.survey_machine())
+
     def on_unmount(self) -> None:
         child = self.child
         if child is not None and child.poll() is None:
@@ -489,13 +499,16 @@ def survey(app: Any) -> dict[str, Any]:
                 model += f" (the LoRA trains on {base})"
     db = open_db()
     try:
-        sessions = len(T.from_sessions(db))
+        candidates = T.from_sessions(db, with_excluded=True)
         runs = list_runs(db)
     finally:
         db.close()
     suite = Path(str(files("assets").joinpath("eval", "local")))
     tools = len(app.hub.tools()) if app.hub is not None else 0
-    sources = [(f"your sessions ({sessions} tasks)", "sessions"),
+    excluded = sum(1 for t in candidates if t.metadata.get("excluded"))
+    sessions = f"your sessions ({len(candidates) - excluded} tasks"
+    sessions += f", {excluded} excluded)" if excluded else ")"
+    sources = [(sessions, "sessions"),
                (f"the bundled eval suite ({len(load_suite(suite).tasks)} tasks)",
                 f"suite:{suite}")]
     if tools:

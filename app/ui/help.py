@@ -22,6 +22,7 @@ def key_rows(app) -> list[tuple[str, str, str, str]]:
     from app.ui.prompt import PromptArea
     from app.ui.servers import ServersScreen
     from app.ui.sessions import SessionsScreen
+    from app.ui.task_picker import TaskPickerScreen
 
     remappable = dataclasses.asdict(app.config.keys)
     keymap = {k: v for k, v in remappable.items() if v}
@@ -29,7 +30,8 @@ def key_rows(app) -> list[tuple[str, str, str, str]]:
     groups = [("everywhere", DeskmateApp.BINDINGS), ("prompt", PromptArea.BINDINGS),
               ("approval", ApprovalScreen.BINDINGS), ("sessions", SessionsScreen.BINDINGS),
               ("servers", ServersScreen.BINDINGS), ("models", ModelsScreen.BINDINGS),
-              ("finetune", FinetuneScreen.BINDINGS)]
+              ("finetune", FinetuneScreen.BINDINGS),
+              ("finetune tasks", TaskPickerScreen.BINDINGS)]
     for where, bindings in groups:
         for b in bindings:
             assert isinstance(b, Binding)
