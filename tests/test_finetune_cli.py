@@ -58,3 +58,25 @@ def test_progress_line_and_cpu_rule(tmp_path):
         handle.truncate(2_000_000_000)  # sparse
     assert cpu_allowed(str(small)) and not cpu_allowed(str(big))
     assert not cpu_allowed("unsloth/Qwen3-4B-Instruct-2507")
+
+
+def test_tasks_lists_excludes_and_includes(home):
+    from conftest import rated_session
+
+    from app.store import open_db
+    from finetune.tasks import from_sessions, task_key
+
+    db = open_db()
+    for prompt in ("Which files are in docs/?", "Who wrote notes.md?"):
+        rated_session(db, prompt, "an answer")
+    listed = deskmate("finetune", "tasks", home=home)
+    assert listed.returncode == 0, listed.stderr
+    key = task_key("Who wrote notes.md?")
+    assert f"{key}  included  rated up  Who wrote notes.md?" in listed.stdout.splitlines()
+    out = deskmate("finetune", "tasks", "--exclude", key[:6], home=home)
+    assert out.returncode == 0 and f"{key}  excluded" in out.stdout
+    assert [t.prompt for t in from_sessions(db)] == ["Which files are in docs/?"]
+    bad = deskmate("finetune", "tasks", "--include", "zzz", home=home)
+    assert bad.returncode == 2 and "names no task" in bad.stderr
+    back = deskmate("finetune", "tasks", "--include", key, home=home)
+    assert back.returncode == 0 and len(from_sessions(db)) == 2

@@ -127,3 +127,36 @@ def use(env: Env, run_id: int) -> None:
                   env.config_path)
     click.echo(f"[model] adapter = {path}")
 
+
+
+@finetune.command("tasks")
+@click.option("--exclude", multiple=True, metavar="KEY", help="Leave this task out of runs.")
+@click.option("--include", multiple=True, metavar="KEY", help="Take an excluded task back.")
+@click.pass_obj
+def tasks(env: Env, exclude: tuple[str, ...], include: tuple[str, ...]) -> None:
+    """List the prompts from your sessions that runs train on; exclude or include them.
+
+    A task is a prompt you rated up, or one that was answered and never rated down. The
+    choice is kept for every later run (the Finetune screen's `t` makes the same).
+    """
+    from app.store import open_db
+    from finetune.tasks import choose_task, from_sessions
+
+    db = open_db()
+    listed = {t.key: t for t in from_sessions(db, with_excluded=True)}
+    for keys, included in ((exclude, False), (include, True)):
+        for key in keys:
+            matches = [k for k in listed if k.startswith(key)]
+            if len(matches) != 1:
+                fail(f"{key!r} names {'no' if not matches else 'more than one'} task; the "
+                     "keys are in the first column of `deskmate finetune tasks`", EXIT_USAGE)
+            choose_task(db, matches[0], included)
+    if exclude or include:
+        listed = {t.key: t for t in from_sessions(db, with_excluded=True)}
+    if not listed:
+        click.echo("no tasks yet: rate answers up in the chat (or accept them by not rating "
+                   "them down)", err=True)
+    for key, task in listed.items():
+        mark = "excluded" if task.metadata.get("excluded") else "included"
+        why = "rated up" if task.metadata.get("rated") else "answered"
+        click.echo(f"{key}  {mark:<8}  {why:<8}  {' '.join(task.prompt.split())}")
