@@ -198,6 +198,26 @@ def test_time_in_the_host_handler_is_not_the_cells(tools):
     assert ok(box.execute("git.slow()", timeout=1.0)).value == "'done'"
 
 
+def test_paths_outside_the_sandbox_say_where_files_are():
+    namespace = {"servers": {"filesystem": ["list_directory", "read_text_file"]}}
+    with Sandbox(lambda kind, payload: None, namespace=namespace) as box:
+        # os.walk would otherwise yield nothing: the model read "0 files" and answered.
+        for code in ("import os\nlist(os.walk('/nowhere/workspace/docs'))",
+                     "open('/nowhere/workspace/notes.md').read()",
+                     "import os\nos.listdir('/nowhere/workspace')",
+                     "import pathlib\nlist(pathlib.Path('/nowhere/ws').iterdir())"):
+            result = box.execute(code)
+            assert result.status == "error", code
+            assert "SandboxPathError: /nowhere/" in result.error
+            assert "filesystem.list_directory(path=...)" in result.error
+        # What the sandbox has keeps its usual behaviour.
+        assert "FileNotFoundError" in box.execute("open('missing.txt').read()").error
+        ok(box.execute("open('new.txt', 'w').write('x')\nimport json, csv"))
+        caught = ok(box.execute("try:\n    open('/nowhere/a')\nexcept OSError as e:\n"
+                                "    print(type(e).__name__)"))
+        assert caught.stdout.strip() == "SandboxPathError"
+
+
 def test_no_handler_means_no_servers(box):
     result = box.execute("git")
     assert result.status == "error" and "NameError" in result.error

@@ -34,6 +34,15 @@ class ToolError(Exception):
     """A tool call the host refused or that failed; the message says why."""
 
 
+class SandboxPathError(FileNotFoundError):
+    """A path outside what the sandbox can see: the user's files are reached through the
+    tools. Raised instead of silence (``os.walk`` would yield nothing) or a bare ENOENT,
+    which small models take for "the folder is empty"."""
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
 class CPULimitExceeded(BaseException):
     """RLIMIT_CPU's soft limit was reached (SIGXCPU)."""
 
@@ -221,11 +230,60 @@ def format_error(exc: BaseException) -> str:
     return "".join(lines).rstrip()
 
 
+_PATH_EVENTS = frozenset({"open", "os.listdir", "os.scandir"})
+_FILE_TOOLS = ("list_directory", "read_text_file", "read_file", "search_files",
+               "directory_tree")
+IN_CELL = False
+
+
+def _unseen_path(event: str, args: tuple) -> None:
+    """Audit hook: code of a cell that reaches for a path this sandbox does not have (its
+    parent folder is missing too) gets an error that says where files are."""
+    if event not in _PATH_EVENTS or not IN_CELL or not args:
+        return
+    path = args[0]
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, str) or not path or os.path.lexists(path):
+        return
+    if os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        return  # a new file in a folder the sandbox has, or a plain missing file
+    frame = sys._getframe(1)
+    while frame is not None:  # imports probe missing paths on their own: not ours
+        name = frame.f_code.co_filename
+        if name.startswith("<frozen importlib"):
+            return
+        if name.startswith(CELL_PREFIX):
+            break
+        frame = frame.f_back
+    else:
+        return
+    tools = [f"{server}.{tool}(path=...)" for tool in _FILE_TOOLS
+             for server in TOOL_SERVERS.get(tool, [])][:3]
+    how = ", ".join(tools) if tools else 'search_tools("read a file")'
+    raise SandboxPathError(f"{path} is not in this sandbox: code here cannot see the "
+                           f"user's files. Reach them through the tools: {how}")
+
+
+def _walk_reporting_unseen(top, topdown=True, onerror=None, followlinks=False):
+    """os.walk, except that a path outside the sandbox is an error, not an empty walk."""
+    def report(exc: OSError) -> None:
+        if isinstance(exc, SandboxPathError):
+            raise exc
+        if onerror is not None:
+            onerror(exc)
+    return _os_walk(top, topdown, report, followlinks)
+
+
+_os_walk = os.walk
+
+
 def run_cell(code: str, number: int, ns: dict, limits: dict, channel: Channel) -> dict:
     filename = f"{CELL_PREFIX}{number}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     status, error, value = "ok", "", None
-    channel.running = True
+    global IN_CELL
+    channel.running = IN_CELL = True
     try:
         set_cpu_budget(limits["cpu_s"])
         tree = ast.parse(code, filename, "exec")
@@ -248,7 +306,7 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, channel: Channel) -
     except BaseException as exc:
         status, error = "error", _safe_format(exc, repr(exc))
     finally:
-        channel.running = False
+        channel.running = IN_CELL = False
         set_cpu_budget(None)
     return {"type": "done", "status": status, "error": error, "value": value}
 
@@ -279,6 +337,8 @@ def main(argv: list[str]) -> int:
     sys.stdout.reconfigure(write_through=True)
     channel = Channel(in_fd, out_fd)
     ns = build_namespace(channel, setup.get("namespace") or {})
+    os.walk = _walk_reporting_unseen
+    sys.addaudithook(_unseen_path)
     threading.Thread(target=channel.read_forever, name="protocol", daemon=True).start()
     channel.send({"type": "ready"})
     number = 0
