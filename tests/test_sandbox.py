@@ -218,6 +218,16 @@ def test_paths_outside_the_sandbox_say_where_files_are():
         assert caught.stdout.strip() == "SandboxPathError"
 
 
+def test_missing_modules_point_to_the_standard_library_and_the_tools():
+    namespace = {"servers": {"fetch": ["fetch"]}}
+    with Sandbox(lambda kind, payload: None, namespace=namespace) as box:
+        web = box.execute("import requests\nrequests.get('http://example.com')").error
+        assert "ModuleNotFoundError" in web and "no network" in web
+        assert "fetch.fetch(url=...)" in web
+        other = box.execute("import numpy").error
+        assert "only Python's standard library" in other and "network" not in other
+
+
 def test_no_handler_means_no_servers(box):
     result = box.execute("git")
     assert result.status == "error" and "NameError" in result.error

@@ -227,7 +227,24 @@ def format_error(exc: BaseException) -> str:
     if isinstance(exc, NameError) and name in TOOL_SERVERS:
         calls = " or ".join(f"{server}.{name}(...)" for server in TOOL_SERVERS[name])
         lines.append(f"Hint: {name} is a tool; call it as {calls}\n")
+    elif isinstance(exc, ModuleNotFoundError) and name:
+        lines.append(_missing_module_hint(name.partition(".")[0]))
     return "".join(lines).rstrip()
+
+
+# Modules small models reach for to get at the web: the sandbox has no network.
+_WEB_MODULES = frozenset({"requests", "httpx", "urllib3", "aiohttp", "bs4", "selenium",
+                          "playwright", "scrapy", "lxml", "mechanize"})
+
+
+def _missing_module_hint(module: str) -> str:
+    hint = "Hint: only Python's standard library is installed in this sandbox"
+    if module in _WEB_MODULES:
+        web = [f"{server}.{tool}(url=...)" for tool, servers in TOOL_SERVERS.items()
+               if "fetch" in tool or "url" in tool for server in servers][:2]
+        how = " or ".join(web) if web else 'search_tools("fetch a web page")'
+        hint += f", and it has no network: get web pages through the tools: {how}"
+    return hint + "\n"
 
 
 _PATH_EVENTS = frozenset({"open", "os.listdir", "os.scandir"})
