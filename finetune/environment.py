@@ -74,8 +74,7 @@ def suite_environment(suite: Any, *, site_url: str = "",
     """
     from finetune.eval.checks import score_task
     from finetune.eval.suite import substitute
-    from finetune.eval.workspace import WorkspaceError, prepare_workspace, server_configs
-    from tools.hub import Hub
+    from finetune.eval.workspace import WorkspaceError, prepare_workspace, start_servers
 
     def start(task_id: str, root: Path) -> tuple[Any, Path, dict[str, str]]:
         """The task's workspace under ``root`` and its servers, all ready; else why not."""
@@ -84,13 +83,7 @@ def suite_environment(suite: Any, *, site_url: str = "",
                                  "(renamed since the run started?)")
         workspace = prepare_workspace(suite.tasks[task_id], root)
         variables = {"WORKSPACE": str(workspace), "SITE_URL": site_url}
-        hub = Hub(server_configs(suite, suite.tasks[task_id], variables, bins), root / "logs")
-        failed = [s for s in hub.start() if s.status != "ready"]
-        if failed:
-            hub.close()
-            raise WorkspaceError("; ".join(
-                f"MCP server {s.name} is {s.status}: {(s.error or '').strip()[:300]}"
-                for s in failed))
+        hub = start_servers(suite, suite.tasks[task_id], variables, bins, root / "logs")
         return hub, workspace, variables
 
     @contextlib.contextmanager

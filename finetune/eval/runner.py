@@ -24,7 +24,7 @@ from finetune.eval.record import add_result, finish_run, start_run, task_row
 from finetune.eval.report import summarize
 from finetune.eval.site import LocalSite
 from finetune.eval.suite import Suite, Task, substitute
-from finetune.eval.workspace import WorkspaceError, prepare_workspace, server_configs
+from finetune.eval.workspace import WorkspaceError, prepare_workspace, start_servers
 
 MODES = ("code", "eager")
 
@@ -121,7 +121,6 @@ def run_task(suite: Suite, task: Task, mode: str, model: ChatModel,
              settings: EvalSettings = EvalSettings(), *, site_url: str = "", db=None,
              repeat: int = 0, cancel: threading.Event | None = None) -> TaskRun:
     from app.agent.factory import build_agent
-    from tools.hub import Hub
     from tools.policy import Policy
 
     root = Path(tempfile.mkdtemp(prefix=f"deskmate-eval-{task.id}-"))
@@ -129,14 +128,9 @@ def run_task(suite: Suite, task: Task, mode: str, model: ChatModel,
     try:
         workspace = prepare_workspace(task, root)
         variables = {"WORKSPACE": str(workspace), "SITE_URL": site_url}
-        hub = Hub(server_configs(suite, task, variables, settings.bins), root / "logs")
+        hub = start_servers(suite, task, variables, settings.bins, root / "logs")
         runtime = None
         try:
-            failed = [s for s in hub.start() if s.status != "ready"]
-            if failed:
-                raise WorkspaceError("; ".join(
-                    f"MCP server {s.name} is {s.status}: {(s.error or '').strip()[:300]}"
-                    for s in failed))
             runtime = build_agent(model, hub=hub, mode=mode, policy=Policy(yes_all=True),
                                   limits=settings.limits,
                                   sandbox_limits=settings.sandbox_limits)

@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from finetune.eval.suite import Suite, Task, substitute
 from tools.hub import ServerConfig
@@ -61,6 +62,22 @@ def server_configs(suite: Suite, task: Task, variables: dict[str, str],
     result = parse_servers({"mcpServers": substitute(entries, variables)},
                            str(suite.path / "servers.json"))
     return [resolve_command(cfg, bins) for cfg in result.servers]
+
+
+def start_servers(suite: Suite, task: Task, variables: dict[str, str],
+                  bins: Sequence[Path], log_dir: Path) -> Any:
+    """The task's servers, started and all ready (a ``tools.hub.Hub``, for the caller to
+    close); WorkspaceError naming each one that is not, with the hub already closed."""
+    from tools.hub import Hub
+
+    hub = Hub(server_configs(suite, task, variables, bins), log_dir)
+    failed = [s for s in hub.start() if s.status != "ready"]
+    if failed:
+        hub.close()
+        raise WorkspaceError("; ".join(
+            f"MCP server {s.name} is {s.status}: {(s.error or '').strip()[:300]}"
+            for s in failed))
+    return hub
 
 
 def resolve_command(cfg: ServerConfig, bins: Sequence[Path]) -> ServerConfig:
