@@ -262,6 +262,23 @@ def test_every_key_binding_is_a_config_key_with_the_same_default():
     assert sorted(ids) == sorted(defaults)  # and no config key without its binding
 
 
+async def test_the_palette_offers_the_screens_own_actions(home):
+    app = make_app(scripted("Paris."))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("f2")
+        await pilot.pause()
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        assert {"Sessions: Rename", "Sessions: Export", "Sessions"} <= set(commands)
+        assert commands["Sessions: Rename"].help == "Key r on this screen"
+        await pilot.press("f4")
+        await pilot.pause()
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        assert "Models: Download" in commands
+        commands["Models: Local file"].callback()  # runs on that screen: it asks for a path
+        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen), what="the question")
+
+
 async def test_keys_are_remapped_from_the_config_and_listed_in_help(home):
     app = DeskmateApp(Config(keys=KeysConfig(help="f9", sessions="ctrl+o",
                                              session_search="ctrl+f")),

@@ -293,6 +293,14 @@ class DeskmateApp(ModelWorkers, App[None]):
         yield from super().get_system_commands(screen)
         for title, help_text, action in _COMMANDS:
             yield SystemCommand(title, help_text, partial(self.call_next, self.run_action, action))
+        # The actions of the screen the palette was opened on (rename a session, start a
+        # run, …), so that every action has a name to find it by.
+        where = (screen.title or type(screen).__name__.removesuffix("Screen")).lower()
+        for binding in screen.BINDINGS:
+            if isinstance(binding, Binding) and binding.id and binding.description:
+                yield SystemCommand(f"{where.capitalize()}: {binding.description}",
+                                    f"Key {self.get_key_display(binding)} on this screen",
+                                    partial(self.call_next, screen.run_action, binding.action))
 
     def on_unmount(self) -> None:
         self.approver.cancel.set()  # a turn waiting for an approval ends (denied)
