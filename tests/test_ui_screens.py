@@ -262,6 +262,37 @@ def test_every_key_binding_is_a_config_key_with_the_same_default():
     assert sorted(ids) == sorted(defaults)  # and no config key without its binding
 
 
+async def test_a_stale_reload_never_overwrites_a_fresh_one(home, monkeypatch):
+    import time
+
+    import app.store as store
+
+    app = make_app(scripted("Paris."))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await ask(app, pilot, "What is the capital of France?")
+        await turn_done(app, pilot)
+        await pilot.press("f2")
+        screen = app.screen
+        table = screen.query_one("#sessions-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 1, what="the session")
+        real, calls = store.list_sessions, []
+
+        def first_one_slow_and_stale(db, limit=100):
+            calls.append(limit)
+            if len(calls) == 1:  # began first, answers last, with what it read then
+                time.sleep(1.0)
+                return []
+            return real(db, limit=limit)
+
+        monkeypatch.setattr(store, "list_sessions", first_one_slow_and_stale)
+        screen.reload()
+        await pilot.pause(0.2)
+        screen.reload()
+        await pilot.pause(1.5)
+        assert len(calls) == 2 and table.row_count == 1
+
+
 async def test_the_palette_offers_the_screens_own_actions(home):
     app = make_app(scripted("Paris."))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -39,6 +39,7 @@ from textual.worker import Worker, WorkerState
 from app.store.export import when
 from app.ui.messages import ConfigChanged, FinetuneProgress
 from app.ui.tables import TableScreen
+from app.ui.workers import post_fresh
 from finetune.hardware import describe
 
 STOP_GRACE_S = 20.0  # how long a stopped run may take to write its checkpoint state
@@ -223,7 +224,7 @@ class FinetuneScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="finetune-survey", exit_on_error=False)
     def survey_machine(self) -> None:
-        self.post_message(self.Surveyed(survey(self.app)))
+        post_fresh(self, self.Surveyed(survey(self.app)))
 
     @work(thread=True, exclusive=True, group="finetune-replay", exit_on_error=False)
     def replay(self, run_id: int, run_dir: Path | None) -> None:
@@ -232,7 +233,7 @@ class FinetuneScreen(TableScreen):
         view = RunView(run_id)
         for data in read_progress(run_dir) if run_dir is not None else []:
             view.add(data)
-        self.post_message(self.Replayed(view))
+        post_fresh(self, self.Replayed(view))
 
     @work(thread=True, group="finetune-run", exit_on_error=False)
     def launch(self, source: str, steps: int, resume: int | None) -> None:

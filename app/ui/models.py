@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 from app.ui.dialogs import AskScreen
 from app.ui.messages import ConfigChanged, DownloadFinished, DownloadProgress
 from app.ui.tables import TableScreen
+from app.ui.workers import post_fresh
 
 MAX_LOCAL_FILES = 50
 
@@ -129,7 +130,7 @@ class ModelsScreen(TableScreen):
                 mark = "● " if spec == active else ""
                 rows.append((spec, mark + path.name, f"local · {path.stat().st_size / 1e6:,.0f}"
                              " MB", str(path.parent)))
-        self.post_message(self.Listed(rows))
+        post_fresh(self, self.Listed(rows))
 
     def on_models_screen_listed(self, message: Listed) -> None:
         self.refill((spec, [Text(c) for c in cells]) for spec, *cells in message.rows)

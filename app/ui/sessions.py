@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Markdown, Static
 from app.ui.dialogs import AskScreen, ConfirmScreen
 from app.ui.messages import SessionResumed
 from app.ui.tables import TableScreen
+from app.ui.workers import post_fresh
 
 PREVIEW_CHARS = 6000
 LIST_LIMIT = 500
@@ -117,7 +118,7 @@ class SessionsScreen(TableScreen):
                         for s in list_sessions(db, limit=LIST_LIMIT)]
         finally:
             db.conn.close()
-        self.post_message(self.Listed(rows, query))
+        post_fresh(self, self.Listed(rows, query))
 
     @work(thread=True, exclusive=True, group="sessions-preview", exit_on_error=False)
     def preview(self, session_id: str) -> None:
