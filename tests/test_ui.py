@@ -53,6 +53,38 @@ async def test_a_streamed_answer_is_rendered_and_recorded(home):
     assert [m.role for m in detail.messages] == ["system", "user", "assistant"]
 
 
+async def test_the_agent_is_built_over_the_started_hub(home):
+    """The hub worker may be slow to go on after it says the servers started: the agent
+    built on that news must still get the hub (on a loaded CI machine it once got none,
+    and the model's tool call met an agent without tools)."""
+    import time
+
+    from app.config import Config, MCPConfig
+    from app.ui.app import DeskmateApp
+    from app.ui.messages import HubStarted
+
+    seen = []
+
+    class SlowHubWorker(DeskmateApp):
+        def post_message(self, message):
+            posted = super().post_message(message)
+            if isinstance(message, HubStarted):
+                time.sleep(0.5)  # the worker thread is descheduled right after posting
+            return posted
+
+        def on_hub_started(self, message):
+            seen.append(self.hub is not None)
+            super().on_hub_started(message)
+
+    model = scripted()
+    app = SlowHubWorker(Config(mcp=MCPConfig(servers={"toy": toy_server()})),
+                        model_factory=lambda c, s: model, mode="eager")
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        assert seen == [True]
+        assert any(t.server == "toy" for t in app.conversation.runtime.catalog.tools("toy"))
+
+
 @pytest.mark.slow
 async def test_approve_a_tool_call(home):
     model = scripted(call("toy__add", a=20, b=22), "The sum is 42.")

@@ -143,8 +143,12 @@ class DeskmateApp(ModelWorkers, App[None]):
         if old is not None:
             old.close()
         hub = open_hub(self.config, on_change=lambda state: self.post_message(HubChanged(state)))
-        self.post_message(HubStarted(hub.start()))
+        states = hub.start()
+        # Set before telling: HubStarted builds the agent over self.hub, and on a loaded
+        # machine the message could be handled before a later assignment ran (the agent
+        # then had no tools at all).
         self.hub = hub
+        self.post_message(HubStarted(states))
 
     @work(thread=True, exclusive=True, group="agent", exit_on_error=False)
     def build_agent(self) -> None:
