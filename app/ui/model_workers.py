@@ -48,7 +48,8 @@ class ModelWorkers:
             self.post_message(DownloadFinished(spec, error=str(exc)))
             return
         finally:
-            self.download_cancel = None
+            if self.download_cancel is cancel:  # not a download started since
+                self.download_cancel = None
         self.post_message(DownloadFinished(spec, path=str(path)))
         if use_after:
             self.use_model(spec)
