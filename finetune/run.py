@@ -291,7 +291,8 @@ def _prepare_tasks(spec: RunSpec, db: Any, run_dir: Path, judge_model: Callable[
         found = [replace(t, rubric=edited.get(t.key, t.rubric)) for t in found]
     tools = _tool_listing(hub)
     for i, task in enumerate(found):
-        if not task.rubric.criteria and not task.rubric.checks.as_dict():
+        if (not task.rubric.criteria and not task.rubric.checks.as_dict()
+                and not task.metadata.get("checked")):
             rubric = generate_rubric(judge_model(), task.prompt, tools)
             found[i] = replace(task, rubric=rubric)
             emit({"event": "rubric", "task": task.key, "criteria": len(rubric.criteria)})

@@ -5,9 +5,9 @@
   (accepted); minus those the user excluded (``choose_task``, from the Finetune
   screen). Eval and training sessions are not the user's: they are skipped. The
   accepted answer becomes a reference in the task's first criterion.
-- ``from_suite``: a suite's tasks with their answer checks and ``[[rubric]]`` items.
-  (File checks need the suite's workspace writes, which training refuses; the held-out
-  evaluation runs them through the eval harness.)
+- ``from_suite``: a suite's tasks with their answer checks and ``[[rubric]]`` items;
+  their file checks and verify.py run in each rollout's workspace
+  (``finetune.environment``), so a task with any check needs no judge-written rubric.
 - ``generate_tasks``: the judge writes realistic requests that need the connected tools
   (ART's MCP-RL idea), constrained to a JSON list.
 Tasks are deduplicated by normalised prompt (and near-duplicates), stored in SQLite
@@ -134,7 +134,9 @@ def from_suite(path: Path) -> list[TrainTask]:
         criteria = tuple(Criterion(i.category, i.criterion, i.weight) for i in task.rubric)
         out.append(TrainTask(task.prompt, "suite", Rubric(criteria, checks),
                              metadata={"suite": str(suite.path.resolve()), "task": task.id,
-                                       "servers": list(task.servers)}))
+                                       "servers": list(task.servers),
+                                       # file checks / verify.py score it in its workspace
+                                       "checked": task.scored}))
     return dedup(out)
 
 

@@ -125,3 +125,35 @@ def test_a_suite_run_serves_its_site_to_every_rollout(home, tmp_path):
         assert (rollout.answer, rollout.checks, rollout.error) == ("12.50", 1.0, "")
     with pytest.raises(OSError):
         urllib.request.urlopen(seen[0], timeout=2)
+
+
+def test_suite_tasks_with_checks_get_no_judge_rubric(home, tmp_path):
+    """File checks and verify.py score a suite task in its workspace: no judge needed."""
+    suite = tmp_path / "suite"
+    for name, task in {"files": '[check]\nfile_exists = ["out.txt"]\n',
+                       "verified": "", "bare": ""}.items():
+        (suite / name).mkdir(parents=True)
+        (suite / name / "task.toml").write_text(
+            f'prompt = "Task {name}"\nservers = ["time"]\n{task}')
+    (suite / "verified" / "verify.py").write_text(
+        "def verify(workspace, answer):\n    return 1.0\n")
+    (suite / "servers.json").write_text(json.dumps(
+        {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}))
+    asked = []
+
+    def judge_model():
+        asked.append(True)
+        raise RuntimeError("no judge here")
+
+    spec = RunSpec(base="b.gguf", serving_gguf="b.gguf", tasks=f"suite:{suite}", heldout=0.0)
+    with contextlib.ExitStack() as stack, pytest.raises(RuntimeError, match="no judge"):
+        _prepare_tasks(spec, open_db(), tmp_path / "run", judge_model, stack, lambda e: None)
+    assert asked == [True]  # the task without any check, only
+    (suite / "bare" / "task.toml").write_text('prompt = "Task bare"\nservers = ["time"]\n'
+                                               '[check]\nanswer_contains = ["x"]\n')
+    (tmp_path / "run2").mkdir()
+    with contextlib.ExitStack() as stack:
+        tasks, _ = _prepare_tasks(spec, open_db(), tmp_path / "run2", judge_model, stack,
+                                  lambda e: None)
+    assert sorted(t.metadata["task"] for t in tasks) == ["bare", "files", "verified"]
+    assert asked == [True] and all(t.metadata["checked"] for t in tasks)
