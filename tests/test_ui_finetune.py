@@ -101,6 +101,16 @@ async def test_stop_leaves_a_run_that_resumes(home, tiny_model_path):
             runs.get_row_at(0)[2]) == "interrupted", what="the interrupted run")
         assert str(screen.query_one("#finetune-start", Button).label) == "Resume"
         assert "stopped" in log.lines[-1]
+        run_id = int(runs.get_row_at(0)[0])
+        await pilot.press("s")  # resumes that run (the same tasks), no new one
+        await wait_for(pilot, lambda: screen.live is not None and screen.live.run_id == run_id
+                       and any("training tasks" in line for line in log.lines),
+                       timeout=120, what="the resumed run")
+        await pilot.press("x")
+        await wait_for(pilot, lambda: screen.live is None, timeout=120, what="the second stop")
+        await wait_for(pilot, lambda: str(runs.get_row_at(0)[2]) == "interrupted",
+                       what="interrupted again")
+        assert runs.row_count == 1
 
 
 @pytest.mark.slow

@@ -424,6 +424,8 @@ class FinetuneScreen(TableScreen):
             return
         record = self._record(int(self.selected)) if self.selected else None
         if self._resumable(record):
+            self.live = RunView(record.run_id)  # taken: a second s does not start it twice
+            self._buttons()
             self.launch("", 0, record.run_id)
             return
         source = self.query_one("#finetune-source", Select).value
