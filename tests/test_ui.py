@@ -85,6 +85,21 @@ async def test_the_agent_is_built_over_the_started_hub(home):
         assert any(t.server == "toy" for t in app.conversation.runtime.catalog.tools("toy"))
 
 
+async def test_worker_news_after_the_chat_is_gone_is_dropped(home):
+    """A rebuilt agent's AgentReady can arrive while the app closes and the chat view is
+    already unmounted (a CI run failed so): it must not crash the app."""
+    from app.ui.messages import AgentReady, ModelFailed
+
+    app = make_app(scripted())
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        await app.chat.remove()
+        app.post_message(AgentReady(""))
+        app.post_message(ModelFailed("gone"))
+        await pilot.pause(0.3)
+        assert app.is_running
+
+
 @pytest.mark.slow
 async def test_approve_a_tool_call(home):
     model = scripted(call("toy__add", a=20, b=22), "The sum is 42.")

@@ -123,6 +123,12 @@ class DeskmateApp(ModelWorkers, App[None]):
     def chat(self) -> ChatView:
         return self.chat_screen.query_one(ChatView)
 
+    def _set_status(self, text: str) -> None:
+        """The chat's status line, from a worker's news. The news can arrive while the
+        app is closing and the chat view is already gone: then there is nothing to show."""
+        for view in self.chat_screen.query(ChatView):
+            view.set_status(text)
+
     @work(thread=True, exclusive=True, group="model", exit_on_error=False)
     def load_model(self, spec: str | None) -> None:
         try:
@@ -160,8 +166,8 @@ class DeskmateApp(ModelWorkers, App[None]):
             self.model.close()
         self.model = message.model
         self.sub_title = message.model.info.name
-        self.chat.set_status(f"{message.model.info.name} loaded · connecting tools …"
-                             if not self._hub_ready else f"{message.model.info.name} loaded")
+        self._set_status(f"{message.model.info.name} loaded · connecting tools …"
+                         if not self._hub_ready else f"{message.model.info.name} loaded")
         if self._hub_ready:
             self.build_agent()
         self._tell_screen()
@@ -184,14 +190,16 @@ class DeskmateApp(ModelWorkers, App[None]):
 
     def on_agent_ready(self, message: AgentReady) -> None:
         tools = len(self.conversation.runtime.catalog) if self.conversation.runtime else 0
-        self.chat.set_status(f"{self.model.info.name if self.model else ''} · "
-                             f"{self.conversation.active_mode} mode · {tools} tools · ready")
+        self._set_status(f"{self.model.info.name if self.model else ''} · "
+                         f"{self.conversation.active_mode} mode · {tools} tools · ready")
         if message.warning:
             self.notify(message.warning, severity="warning", timeout=10)
 
     def on_model_failed(self, message: ModelFailed) -> None:
         from app.ui.blocks import Notice
 
+        if not self.chat_screen.query(ChatView):
+            return  # closing
         self.chat.set_status("no model")
         if message.first_run:
             from app.ui.first_run import FirstRunScreen, first_run_choice
@@ -235,7 +243,7 @@ class DeskmateApp(ModelWorkers, App[None]):
             self._hub_ready = False
             self.start_hub()
         if message.reload_model:
-            self.chat.set_status("loading the model …")
+            self._set_status("loading the model …")
             self.model_spec = None  # the config now names the model to use
             self.load_model(None)
 
