@@ -5,14 +5,13 @@ A run is the same child process as ``deskmate finetune`` (``finetune.runs.follow
 the screen starts it in a thread worker that reads its JSON lines and posts each as a
 ``FinetuneProgress``; the screen draws what arrives. Stopping sends it Ctrl+C, so it
 saves a checkpoint-resumable "interrupted" state; quitting the app stops it the same way.
+What is drawn of a run, and the survey of the machine, are in ``finetune_view``.
 """
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,92 +36,13 @@ from textual.widgets import (
 from textual.worker import Worker, WorkerState
 
 from app.store.export import when
+from app.ui.finetune_view import RunView, log_line, metrics_line, parse_progress, score, survey
 from app.ui.messages import ConfigChanged, FinetuneProgress
 from app.ui.tables import TableScreen
 from app.ui.workers import post_fresh
 from finetune.hardware import describe
 
 STOP_GRACE_S = 20.0  # how long a stopped run may take to write its checkpoint state
-
-
-def parse_progress(line: str) -> dict[str, Any] | None:
-    """One line of the training process: its JSON object, or text (a traceback line)."""
-    line = line.strip()
-    if not line:
-        return None
-    try:
-        data = json.loads(line)
-    except ValueError:
-        return {"event": "text", "message": line}
-    return data if isinstance(data, dict) else {"event": "text", "message": line}
-
-
-def metrics_line(step: dict[str, Any]) -> str:
-    """A ``step`` event as one line: step, reward, rubric pass rates, speed, ETA."""
-    parts = [f"step {step.get('step')}/{step.get('steps')}"]
-    if isinstance(step.get("reward_mean"), int | float):
-        parts.append(f"reward {step['reward_mean']:.3f} ± {step.get('reward_std', 0):.3f}")
-    rates = step.get("pass_rates") or {}
-    if rates:
-        parts.append(" ".join(f"{k.replace('_', ' ')} {v:.0%}" for k, v in rates.items()))
-    if isinstance(step.get("tokens_per_s"), int | float):
-        parts.append(f"{step['tokens_per_s']:.0f} tok/s")
-    if isinstance(step.get("eta_s"), int | float) and step["eta_s"] > 0:
-        parts.append(f"ETA {step['eta_s'] / 60:.1f} min")
-    return " · ".join(parts)
-
-
-def log_line(data: dict[str, Any]) -> str | None:
-    """What the log shows of an event (steps are drawn, not logged)."""
-    event = data.get("event")
-    if event == "text":
-        return str(data.get("message", ""))
-    if event == "tasks":
-        return (f"{data.get('train')} training tasks, {data.get('heldout')} held out "
-                f"({data.get('source')})")
-    if event == "policy":
-        return f"policy {data.get('base')} on {data.get('device')} ({data.get('backend')})"
-    if event == "rubric":
-        return f"rubric for {data.get('task')}: {data.get('criteria')} criteria"
-    if event == "rollout_error":
-        return f"step {data.get('step')}: a rollout of {data.get('task')} could not run: " \
-               f"{data.get('message')}"
-    if event == "resumed":
-        return f"resumed after step {data.get('step')}"
-    if event == "exported":
-        return f"adapter exported: {data.get('adapter')}"
-    if event == "heldout":
-        return (f"held-out {data.get('which')}: score {_score(data.get('reward_mean'))} "
-                f"on {data.get('tasks')} tasks")
-    if event == "done":
-        return "done: the adapter is ready (u serves it)"
-    if event == "interrupted":
-        return "stopped: s resumes it"
-    if event == "error":
-        return f"failed: {data.get('message')}"
-    return None
-
-
-def _score(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, int | float) else "–"
-
-
-@dataclass
-class RunView:
-    """What the screen draws of one run, rebuilt from its progress lines."""
-
-    run_id: int
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    heldout: dict[str, dict[str, Any]] = field(default_factory=dict)
-    log: list[str] = field(default_factory=list)
-
-    def add(self, data: dict[str, Any]) -> None:
-        if data.get("event") == "step":
-            self.steps.append(data)
-        elif data.get("event") == "heldout":
-            self.heldout[str(data.get("which"))] = data
-        if (text := log_line(data)) is not None:
-            self.log.append(text)
 
 
 class FinetuneScreen(TableScreen):
@@ -388,7 +308,7 @@ class FinetuneScreen(TableScreen):
         table.clear()
         for which, label in (("base", "base model"), ("adapter", "with the adapter")):
             if (row := view.heldout.get(which)) is not None:
-                table.add_row(f"{label} ({row.get('tasks')})", _score(row.get("reward_mean")),
+                table.add_row(f"{label} ({row.get('tasks')})", score(row.get("reward_mean")),
                               str(row.get("eval_run") or "–"), key=which)
 
     def _buttons(self) -> None:
@@ -468,54 +388,3 @@ class FinetuneScreen(TableScreen):
                 child.wait(STOP_GRACE_S)
             except subprocess.TimeoutExpired:
                 child.kill()
-
-
-def survey(app: Any) -> dict[str, Any]:
-    """Blocking: the GPUs, the plan for the configured model, task sources and runs."""
-    from importlib.resources import files
-
-    from app.llm.base import ModelError
-    from app.store import open_db
-    from finetune import tasks as T
-    from finetune.eval import load_suite
-    from finetune.grpo import GRPOConfig
-    from finetune.hardware import arch_of_gguf, detect_gpus, recommend
-    from finetune.run import cpu_allowed
-    from finetune.runs import list_runs, training_models
-
-    gpus = detect_gpus()
-    hardware = (" · ".join(f"GPU {g.name}: {g.free_gb:.1f} of {g.total_gb:.1f} GB free"
-                           for g in gpus) if gpus else
-                "No NVIDIA GPU found: training runs on the CPU, for tiny models only.")
-    name = app.model_spec or app.config.model.name
-    plan, serving, base, model = None, "", "", "No model configured: pick one in Models (F4)."
-    if name:
-        try:
-            path, base = training_models(name)
-        except ModelError as exc:
-            model = str(exc)
-        else:
-            serving = str(path)
-            plan = recommend(gpus, arch_of_gguf(path), cpu_ok=cpu_allowed(serving))
-            model = Path(name).name
-            if plan.device == "cuda" and base != serving:
-                model += f" (the LoRA trains on {base})"
-    db = open_db()
-    try:
-        candidates = T.from_sessions(db, with_excluded=True)
-        runs = list_runs(db)
-    finally:
-        db.close()
-    suite = Path(str(files("assets").joinpath("eval", "local")))
-    tools = len(app.hub.tools()) if app.hub is not None else 0
-    excluded = sum(1 for t in candidates if t.metadata.get("excluded"))
-    sessions = f"your sessions ({len(candidates) - excluded} tasks"
-    sessions += f", {excluded} excluded)" if excluded else ")"
-    sources = [(sessions, "sessions"),
-               (f"the bundled eval suite ({len(load_suite(suite).tasks)} tasks)",
-                f"suite:{suite}")]
-    if tools:
-        sources.append((f"generated for your {tools} tools", "generate"))
-    return {"hardware": hardware, "plan": plan, "model": model, "serving": serving,
-            "base": base, "sources": sources, "runs": runs,
-            "default_steps": GRPOConfig().steps}
