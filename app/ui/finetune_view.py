@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -96,12 +97,10 @@ class RunView:
 
 def survey(app: Any) -> dict[str, Any]:
     """Blocking: the GPUs, the plan for the configured model, task sources and runs."""
-    from importlib.resources import files
 
     from app.llm.base import ModelError
     from app.store import open_db
     from finetune import tasks as T
-    from finetune.eval import load_suite
     from finetune.grpo import GRPOConfig
     from finetune.hardware import arch_of_gguf, detect_gpus, recommend
     from finetune.run import cpu_allowed
@@ -130,16 +129,31 @@ def survey(app: Any) -> dict[str, Any]:
         runs = list_runs(db)
     finally:
         db.close()
-    suite = Path(str(files("assets").joinpath("eval", "local")))
+    suite = bundled_suite()
     tools = len(app.hub.tools()) if app.hub is not None else 0
     excluded = sum(1 for t in candidates if t.metadata.get("excluded"))
     sessions = f"your sessions ({len(candidates) - excluded} tasks"
     sessions += f", {excluded} excluded)" if excluded else ")"
     sources = [(sessions, "sessions"),
-               (f"the bundled eval suite ({len(load_suite(suite).tasks)} tasks)",
+               (f"the bundled eval suite ({bundled_suite_size()} tasks)",
                 f"suite:{suite}")]
     if tools:
         sources.append((f"generated for your {tools} tools", "generate"))
     return {"hardware": hardware, "plan": plan, "model": model, "serving": serving,
             "base": base, "sources": sources, "runs": runs,
             "default_steps": GRPOConfig().steps}
+
+
+def bundled_suite() -> Path:
+    from importlib.resources import files
+
+    return Path(str(files("assets").joinpath("eval", "local")))
+
+
+@cache
+def bundled_suite_size() -> int:
+    """Tasks in the suite shipped with deskmate: read once, not at every survey (the
+    screen surveys each time it is shown)."""
+    from finetune.eval import load_suite
+
+    return len(load_suite(bundled_suite()).tasks)
