@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -143,6 +144,22 @@ def test_a_suites_helpers_py_is_importable_from_its_verify_py_only(tmp_path):
     (suites[0] / "helpers.py").write_text("import not_a_module_anywhere\n")
     with pytest.raises(SuiteError, match=r"half/helpers\.py: fails to import"):
         load_suite(suites[0])
+
+
+def test_suites_load_at_once_in_threads_each_with_its_own_helpers(tmp_path):
+    # The Finetune screen's surveys load the bundled suite in worker threads; two at
+    # once once took `helpers` out of sys.modules under the other's verify.py.
+    verify = ("import time\ntime.sleep(0.02)\nfrom helpers import VALUE\n\n"
+              "def verify(workspace, answer):\n    return VALUE\n")
+    suites = [make_suite(tmp_path / f"s{i}", {f"t{j}": 'prompt = "x"' for j in range(3)},
+                         files={"helpers.py": f"VALUE = {i}\n",
+                                **{f"t{j}/verify.py": verify for j in range(3)}})
+              for i in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        loaded = list(pool.map(load_suite, suites * 2))
+    assert [{t.verify(Path("."), "") for t in s.tasks.values()} for s in loaded] == \
+        [{i} for i in range(4)] * 2
+    assert "helpers" not in sys.modules
 
 
 def test_selections_and_task_choice(tmp_path):

@@ -20,6 +20,7 @@ import inspect
 import json
 import re
 import sys
+import threading
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +35,9 @@ TASK_KEYS = ("prompt", "servers", "setup", "check", "rubric")
 # Stand-ins used to validate servers.json before any workspace exists.
 PLACEHOLDERS = {"WORKSPACE": "/workspace", "SITE_URL": "http://127.0.0.1:1"}
 HELPERS = "helpers"  # <suite>/helpers.py, the code its verify.py files share
+# sys.modules is one for all threads: the Finetune screen's surveys load suites in worker
+# threads, and without this one load took `helpers` away under another's verify.py.
+_IMPORTING = threading.RLock()
 
 
 class SuiteError(ValueError):
@@ -263,19 +267,20 @@ def _import(file: Path, helpers: ModuleType | None = None) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name.replace("-", "_"), file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    shadowed = sys.modules.get(HELPERS)
-    if helpers is not None:
-        sys.modules[HELPERS] = helpers
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        raise SuiteError(f"{file}: fails to import: {type(exc).__name__}: {exc}") from exc
-    finally:
+    with _IMPORTING:
+        shadowed = sys.modules.get(HELPERS)
         if helpers is not None:
-            if shadowed is None:
-                sys.modules.pop(HELPERS, None)
-            else:
-                sys.modules[HELPERS] = shadowed
+            sys.modules[HELPERS] = helpers
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            raise SuiteError(f"{file}: fails to import: {type(exc).__name__}: {exc}") from exc
+        finally:
+            if helpers is not None:
+                if shadowed is None:
+                    sys.modules.pop(HELPERS, None)
+                else:
+                    sys.modules[HELPERS] = shadowed
     return module
 
 
