@@ -9,6 +9,7 @@ a power cut can lose the last few commits, never corrupt the file.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -89,10 +90,27 @@ def _configure(conn: sqlite3.Connection, readonly: bool) -> None:
     # in step (sqlite_utils, which opened the file before, turned this on too).
     conn.execute("PRAGMA recursive_triggers = ON")
     if not readonly:
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        mode = _enable_wal(conn)
         if mode.lower() != "wal":
             raise sqlite3.DatabaseError(f"journal mode is {mode}, WAL could not be enabled")
         conn.execute("PRAGMA synchronous = NORMAL")
+
+
+def _enable_wal(conn: sqlite3.Connection) -> str:
+    """Switch to WAL, waiting out other connections as busy_timeout would.
+
+    The switch needs the file to itself, and SQLite answers "database is locked" at once
+    instead of calling the busy handler: two threads (the app and a screen's worker)
+    opening a new database together failed about one time in ten.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _check_version(conn: sqlite3.Connection, path: Path) -> None:

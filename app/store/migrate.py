@@ -2,9 +2,10 @@
 
 Before the first migration of a file that already holds data, the whole file is copied
 (SQLite's online backup, so a concurrent writer cannot tear it) next to it as
-``deskmate.db.bak-v<old>-<time>``. Each migration then runs in its own IMMEDIATE
+``deskmate.db.bak-v<old>-<time>``. The pending migrations then run in one IMMEDIATE
 transaction that re-reads the version under the write lock, so two processes opening an
-old file at once apply every migration exactly once.
+old file at once apply every migration exactly once, and a failed one leaves the file
+at the version it had.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 from pathlib import Path
 
 from app.store.errors import StoreError
-from app.store.schema import MIGRATIONS, SCHEMA_VERSION, Migration
+from app.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
 def read_version(conn: sqlite3.Connection) -> int:
@@ -23,55 +24,61 @@ def read_version(conn: sqlite3.Connection) -> int:
 
 def migrate(conn: sqlite3.Connection, path: Path) -> Path | None:
     """Apply the pending migrations; returns the backup written, if any."""
-    version = read_version(conn)
+    if _checked(read_version(conn), path) == SCHEMA_VERSION:
+        return None
+    # Everything below decides on what it read, so it all runs under the write lock:
+    # read outside it, a second connection creating the same new file saw version 0
+    # beside the first one's tables ("not a deskmate database"), or version 1 of 4.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = _checked(read_version(conn), path)
+        if version == 0 and _user_tables(conn):
+            raise StoreError(f"{path} is a SQLite file but not a deskmate database; move "
+                             "it away or set DESKMATE_HOME to use another data folder.")
+        backup = backup_file(path, version) if 0 < version < SCHEMA_VERSION else None
+        for migration in MIGRATIONS:
+            if migration.version > version:
+                for statement in split_statements(migration.sql):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {migration.version}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return backup
+
+
+def _checked(version: int, path: Path) -> int:
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"{path} was written by a newer deskmate (schema version {version}; this one "
             f"knows up to {SCHEMA_VERSION}). Upgrade deskmate, or set DESKMATE_HOME to "
             "use another data folder.")
-    if version == SCHEMA_VERSION:
-        return None
-    if version == 0 and _user_tables(conn):
-        raise StoreError(f"{path} is a SQLite file but not a deskmate database; move it "
-                         "away or set DESKMATE_HOME to use another data folder.")
-    backup = backup_file(conn, path, version) if version > 0 else None
-    for migration in MIGRATIONS:
-        if migration.version > version:
-            _apply(conn, migration)
-    return backup
+    return version
 
 
-def backup_file(conn: sqlite3.Connection, path: Path, version: int) -> Path:
+def backup_file(path: Path, version: int) -> Path:
+    """Copy the file as last committed, through a connection of its own: SQLite refuses
+    a backup from the connection that holds the write lock (and Python then waits
+    forever), while in WAL a reader beside the writer sees the file as it was."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"{path.name}.bak-v{version}-{stamp}")
     n = 1
     while target.exists():
         n += 1
         target = path.with_name(f"{path.name}.bak-v{version}-{stamp}-{n}")
-    dest = sqlite3.connect(target)
+    source, dest = sqlite3.connect(path, timeout=10), sqlite3.connect(target)
     try:
-        conn.backup(dest)
+        source.backup(dest)
         dest.execute("PRAGMA journal_mode = DELETE")  # one self-contained file, no -wal
     except sqlite3.Error as exc:
         target.unlink(missing_ok=True)
         raise StoreError(f"{path}: could not back up to {target} before upgrading ({exc}); "
                          "free some disk space and try again") from exc
     finally:
+        source.close()
         dest.close()
     return target
-
-
-def _apply(conn: sqlite3.Connection, migration: Migration) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if read_version(conn) < migration.version:  # another process may have done it
-            for statement in split_statements(migration.sql):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {migration.version}")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 def split_statements(sql: str) -> list[str]:
