@@ -45,8 +45,20 @@ class SlowModel:
 def make_app(model=None, servers=(), mode: str = "eager", **config) -> DeskmateApp:
     cfg = Config(mcp=MCPConfig(servers={s.name: s for s in servers}), **config)
     if model is None:
-        return DeskmateApp(cfg, mode=mode)
-    return DeskmateApp(cfg, model_factory=lambda c, spec: model, mode=mode)
+        app = DeskmateApp(cfg, mode=mode)
+    else:
+        app = DeskmateApp(cfg, model_factory=lambda c, spec: model, mode=mode)
+    # Every notification, also those expired by the time a wait gives up (errors show
+    # for 12 s; a wait lasts up to 60): a timed-out wait prints them all.
+    app.said = []  # type: ignore[attr-defined]
+    notify = app.notify
+
+    def recording(message, *args, **kwargs):
+        app.said.append(str(message))  # type: ignore[attr-defined]
+        return notify(message, *args, **kwargs)
+
+    app.notify = recording  # type: ignore[method-assign]
+    return app
 
 
 def scripted(*replies, chunk: int = 6) -> ScriptedModel:
@@ -58,7 +70,7 @@ async def wait_for(pilot, predicate, timeout: float = 60.0, what: str = "") -> N
     while not predicate():
         if time.monotonic() > deadline:
             app = pilot.app
-            said = [n.message for n in app._notifications]  # errors say what went wrong
+            said = getattr(app, "said", None) or [n.message for n in app._notifications]
             raise AssertionError(f"timed out waiting for {what or predicate} (screen "
                                  f"{type(app.screen).__name__}, notifications {said})")
         await pilot.pause(0.05)

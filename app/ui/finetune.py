@@ -144,7 +144,7 @@ class FinetuneScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="finetune-survey", exit_on_error=False)
     def survey_machine(self) -> None:
-        self.post_message(self.Surveyed(survey(self.app)))  # every survey is current enough
+        post_fresh(self, self.Surveyed(survey(self.app)))
 
     @work(thread=True, exclusive=True, group="finetune-replay", exit_on_error=False)
     def replay(self, run_id: int, run_dir: Path | None) -> None:
