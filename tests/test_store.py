@@ -334,3 +334,30 @@ def test_the_database_is_wal_with_foreign_keys(db):
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"tasks", "rubrics", "runs", "adapters", "eval_results"} <= tables
+
+
+def test_calls_of_rebuilt_bridges_in_one_session_keep_their_own_rows(db):
+    # The TUI rebuilds its bridge (resume, model switch, server change) and keeps
+    # recording into the same session: a new bridge's first call must not take the id
+    # of an earlier one (the upsert would overwrite the earlier row).
+    from app.agent.bridge import ToolBridge
+    from tools.catalog import Catalog
+    from tools.hub.results import ToolResult
+    from tools.policy import Policy
+    from tools.spec import ToolSpec
+
+    catalog = Catalog.from_specs([ToolSpec("toy", "echo", annotations={"readOnlyHint": True},
+                                           input_schema={"type": "object"})])
+    recorder = Recorder.new(db)
+
+    def call(server, tool, arguments, cancel=None):
+        return ToolResult(server, tool, structured=arguments)
+
+    for turn, text in ((1, "first"), (2, "second")):
+        bridge = ToolBridge(catalog, call, Policy(yes=True), emit=recorder.record)
+        recorder.record(ev.TurnStarted(turn=turn, user_message=text))
+        bridge.step = 1
+        bridge.call_json("toy", "echo", {"text": text})
+    calls = get_session(db, recorder.session_id).tool_calls
+    assert sorted(c.arguments["text"] for c in calls) == ["first", "second"]
+    assert len({c.call_id for c in calls}) == 2

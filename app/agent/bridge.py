@@ -10,10 +10,10 @@ policy allows it. Each step is reported as an agent event.
 from __future__ import annotations
 
 import difflib
-import itertools
 import json
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +33,13 @@ from tools.signatures import Signature, py_identifier, signature
 from tools.spec import ToolSpec
 
 REPEAT_LIMIT = 3  # identical calls allowed per turn before the bridge refuses
+
+
+def new_call_id() -> str:
+    """Unique within a session, whatever the bridge: the TUI rebuilds its bridge (resume,
+    model switch, server change) while recording into the same session, and the store
+    keys tool calls by (session, call id)."""
+    return f"call_{uuid.uuid4().hex[:12]}"
 
 
 class BridgeError(ToolError):
@@ -55,7 +62,6 @@ class ToolBridge:
         self.step = 0
         self.calls = 0
         self._seen: Counter[str] = Counter()
-        self._ids = itertools.count(1)
         self._servers: dict[str, str] = {}  # python name -> server name
         self._tools: dict[tuple[str, str], tuple[ToolSpec, Signature]] = {}
         for info in catalog.servers():
@@ -152,7 +158,7 @@ class ToolBridge:
         if self._seen[key] > REPEAT_LIMIT:
             raise BridgeError(f"{real}.{spec.name} was already called {REPEAT_LIMIT} times "
                               "with these exact arguments; use the result you already have")
-        call_id = f"call_{next(self._ids)}"
+        call_id = new_call_id()
         self.emit(ToolCallStarted(call_id=call_id, step=self.step, server=real,
                                   tool=spec.name, arguments=arguments))
         request = ApprovalRequest(call_id, spec, arguments)
