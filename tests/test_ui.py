@@ -85,6 +85,23 @@ async def test_the_agent_is_built_over_the_started_hub(home):
         assert any(t.server == "toy" for t in app.conversation.runtime.catalog.tools("toy"))
 
 
+async def test_the_agent_config_sets_the_chat_agents_limits(home):
+    """The [agent] section applies in the app as in `deskmate run`: steps, tool calls,
+    turn time, observation size, and the sandbox's cell timeout."""
+    from app.config import AgentConfig
+
+    agent = AgentConfig(max_steps=3, observation_chars=300, turn_timeout=5,
+                        max_tool_calls=2, cell_timeout=5)
+    app = make_app(scripted(), mode="code", agent=agent)
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        runtime = app.conversation.runtime
+        limits = runtime.agent.limits
+        assert (limits.max_steps, limits.observation_chars, limits.wall_s,
+                limits.max_tool_calls) == (3, 300, 5, 2)
+        assert runtime.sandbox.limits.cell_timeout_s == 5
+
+
 async def test_worker_news_after_the_chat_is_gone_is_dropped(home):
     """A rebuilt agent's AgentReady can arrive while the app closes and the chat view is
     already unmounted (a CI run failed so): it must not crash the app."""

@@ -18,6 +18,7 @@ from tools.policy import Approver, Policy
 if TYPE_CHECKING:  # the agent loop loads with the first agent, not at start-up
     from app.agent import events as ev
     from app.agent.loop import AgentLimits
+    from tools.sandbox import Limits
 
 # Exceptions that mean "the code sandbox cannot run here"; the chat then falls back to
 # eager JSON tool calls (no code execution at all) and says so.
@@ -41,14 +42,15 @@ class Conversation:
 
     # ---------------------------------------------------------------- building
 
-    def limits(self) -> AgentLimits:
-        from app.agent.loop import AgentLimits
+    def limits(self) -> tuple[AgentLimits, Limits]:
+        """The agent's and the sandbox's limits, read as ``deskmate run`` reads them."""
+        from app.agent.factory import limits_from_config
 
-        cfg = self.config.model
-        return AgentLimits(temperature=cfg.temperature, max_tokens=min(cfg.max_tokens, 2048))
+        return limits_from_config(self.config)
 
     def build(self, model: ChatModel, hub: Any) -> str:
         """(Re)build the agent over ``hub`` on ``self.transcript``; returns a warning."""
+        from app import paths
         from app.agent.factory import build_agent
 
         with self._lock:
@@ -57,17 +59,20 @@ class Conversation:
                 old.sandbox.close()
             warning = ""
             mode = self.mode
+            limits, sandbox_limits = self.limits()
+            options = dict(policy=self.policy, limits=limits, sandbox_limits=sandbox_limits,
+                           index_tokens=self.config.agent.index_tokens,
+                           search_cache=paths.cache_dir() / "embeddings",
+                           transcript=self.transcript)
             try:
-                runtime = build_agent(model, hub=hub, mode=mode, policy=self.policy,
-                                      limits=self.limits(), transcript=self.transcript)
+                runtime = build_agent(model, hub=hub, mode=mode, **options)
             except _SANDBOX_UNAVAILABLE as exc:
                 if mode != "code":
                     raise
                 mode = "eager"
                 warning = (f"The code sandbox is unavailable ({exc}); tools are called "
                            "as JSON tool calls instead, without running code.")
-                runtime = build_agent(model, hub=hub, mode=mode, policy=self.policy,
-                                      limits=self.limits(), transcript=self.transcript)
+                runtime = build_agent(model, hub=hub, mode=mode, **options)
             self.runtime, self.active_mode = runtime, mode
             return warning
 

@@ -117,6 +117,10 @@ class Sandbox:
         return self._plan.isolation
 
     @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    @property
     def workdir(self) -> Path | None:
         return self._workdir
 
