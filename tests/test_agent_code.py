@@ -154,3 +154,17 @@ def test_bare_call_of_a_shadowed_tool_gets_a_hint(hub):
     events, _, _ = run(hub, [py("del add\nadd(a=1, b=2)"), "Final answer: x"])
     content = of(events, ev.Observation)[0].content
     assert "NameError" in content and "call it as toy.add(...)" in content
+
+
+def test_resumed_turns_count_the_users_messages_not_observations(hub):
+    # A resumed agent counts its turns from the transcript; cell outputs and corrections
+    # are user-role messages too, but not turns.
+    _, _, first = run(hub, ["", py("print(1)"), py("print(2)"), "Final answer: done"])
+    model = ScriptedModel([py("print(3)"), "Final answer: again"])
+    runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True),
+                          transcript=first.agent.transcript)
+    try:
+        events = list(runtime.agent.run("next"))
+    finally:
+        runtime.sandbox.close()
+    assert events[0].turn == 2 and events[-1].turn == 2

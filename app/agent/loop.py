@@ -21,7 +21,15 @@ from typing import Any
 from app.agent import events as ev
 from app.agent.bridge import BridgeError, ToolBridge
 from app.agent.eager import EagerCall, parse_tool_calls, tool_schemas
-from app.agent.parse import CodeAction, FinalAnswer, Malformed, closed_code_block, parse_reply
+from app.agent.parse import (
+    OUTPUT_PREFIX,
+    CodeAction,
+    FinalAnswer,
+    Malformed,
+    closed_code_block,
+    is_feedback,
+    parse_reply,
+)
 from app.llm.base import ChatMessage, ChatModel, Delta, Finished, GenerationParams, ModelError
 from tools.sandbox.capture import truncate_middle as truncate
 
@@ -66,7 +74,9 @@ class Agent:
         self.mode, self.limits = mode, limits
         self.system_prompt = system_prompt
         self.transcript: list[ChatMessage] = list(transcript or [])
-        self.turns = sum(1 for m in self.transcript if m.role == "user")
+        # Code mode shows the model its cells' output as user messages: not turns.
+        self.turns = sum(1 for m in self.transcript
+                         if m.role == "user" and not is_feedback(m.content))
         self._tools = tuple(tool_schemas(bridge.catalog)) if mode == "eager" and bridge else ()
         self._events: Queue[ev.AgentEvent] = Queue()
         if bridge is not None:
@@ -213,7 +223,7 @@ class Agent:
             parts.append("(The Python session was restarted: earlier variables are gone.)")
         if not parts:
             parts.append("(no output — print() what you need to see)")
-        return "Output:\n" + truncate("\n".join(parts), self.limits.observation_chars)
+        return OUTPUT_PREFIX + truncate("\n".join(parts), self.limits.observation_chars)
 
     # ---------------------------------------------------------------- eager mode
 

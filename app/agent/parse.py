@@ -33,6 +33,16 @@ class Malformed:
 
 Parsed = CodeAction | FinalAnswer | Malformed
 
+EMPTY_REPLY = ("Your reply was empty. Reply with a short thought and one ```python block, "
+               "or with `Final answer: ...` when you are done.")
+EMPTY_CODE = "Your code block was empty. Put the Python to run inside it."
+OUTPUT_PREFIX = "Output:\n"  # starts every observation of a code cell
+
+
+def is_feedback(content: str) -> bool:
+    """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
+    return content.startswith(OUTPUT_PREFIX) or content in (EMPTY_REPLY, EMPTY_CODE)
+
 
 def closed_code_block(text: str) -> int | None:
     """End offset of the first complete code block, so generation can stop there."""
@@ -43,8 +53,7 @@ def closed_code_block(text: str) -> int | None:
 def parse_reply(text: str) -> Parsed:
     stripped = text.strip()
     if not stripped:
-        return Malformed("Your reply was empty. Reply with a short thought and one "
-                         "```python block, or with `Final answer: ...` when you are done.")
+        return Malformed(EMPTY_REPLY)
     final = _FINAL.search(stripped)
     fence = _FENCE.search(stripped)
     if final and (not fence or final.start() < fence.start()):
@@ -52,6 +61,6 @@ def parse_reply(text: str) -> Parsed:
     if fence:
         code = fence.group(2).strip("\n")
         if not code.strip():
-            return Malformed("Your code block was empty. Put the Python to run inside it.")
+            return Malformed(EMPTY_CODE)
         return CodeAction(thought=stripped[: fence.start()].strip(), code=code)
     return FinalAnswer(stripped)
