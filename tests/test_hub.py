@@ -144,6 +144,21 @@ def test_crash_mid_call_then_restart_on_next_use(hub):
     assert hub.state("toy").status == "ready"
 
 
+def test_idle_crash_is_noticed_and_the_next_call_restarts(tmp_path):
+    before = descendants(os.getpid())
+    with Hub([toy_server()], tmp_path) as hub:
+        assert hub.start()[0].status == "ready"
+        for pid in descendants(os.getpid()) - before:
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while hub.state("toy").status == "ready" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        state = hub.state("toy")
+        assert state.status == "failed" and "exited" in state.error
+        assert hub.call("toy", "echo", {"text": "back"}).value() == "back"
+        assert hub.state("toy").status == "ready"
+
+
 def test_unknown_server():
     with Hub([], Path("/tmp")) as empty, pytest.raises(ServerUnavailable, match="no MCP server"):
         empty.call("nope", "x", {})

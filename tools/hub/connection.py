@@ -47,6 +47,7 @@ class Connection:
         self.task: asyncio.Task | None = None
         self.ready = asyncio.Event()
         self.stop = asyncio.Event()
+        self.lost = asyncio.Event()  # the server's output ended: its process exited
         self.last_stream_error = ""
         self.state = ServerState(config.name, "disabled" if not config.enabled else "stopped",
                                  describe=config.describe(), log_path=str(log_path))
@@ -60,7 +61,7 @@ class Connection:
     async def start(self) -> ServerState:
         """Connect (or reconnect) and wait until ready, failed, or timed out."""
         await self.shutdown()
-        self.ready, self.stop = asyncio.Event(), asyncio.Event()
+        self.ready, self.stop, self.lost = asyncio.Event(), asyncio.Event(), asyncio.Event()
         self.set(status="starting", error="", tools=(), connect_s=0.0)
         self.task = asyncio.create_task(self._run(), name=f"mcp:{self.config.name}")
         waiter = asyncio.create_task(self.ready.wait())
@@ -115,7 +116,12 @@ class Connection:
                          connect_s=time.perf_counter() - started)
                 self.ready.set()
                 await self.stop.wait()
-            self.set(status="stopped")
+                self.session = None
+            if self.lost.is_set():
+                self.set(status="failed", error=self._explain(
+                    "the server process exited (it restarts on the next call)"))
+            else:
+                self.set(status="stopped")
         except asyncio.CancelledError:
             self.set(status="stopped" if self.stop.is_set() else "failed",
                      error="" if self.stop.is_set() else self.state.error)
@@ -141,6 +147,7 @@ class Connection:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             errlog = stack.enter_context(self.log_path.open("a", encoding="utf-8"))
             read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+            read = await self._watch(stack, read)
         else:
             headers = {k: expand(v) for k, v in cfg.headers.items()}
             if cfg.transport == "sse":
@@ -158,6 +165,33 @@ class Connection:
         return await stack.enter_async_context(ClientSession(
             read, write, read_timeout_seconds=cfg.startup_timeout,
             message_handler=self._on_message))
+
+    async def _watch(self, stack: AsyncExitStack, read: Any) -> Any:
+        """Relay the server's messages to the session, and notice when they end.
+
+        A stdio server that dies between calls would otherwise stay "ready" until the next
+        call failed on it; the end of its output stops this connection instead.
+        """
+        import anyio
+
+        lost, stop = self.lost, self.stop
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def relay() -> None:
+            async with send:
+                try:
+                    async for message in read:
+                        await send.send(message)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    return  # the session closed first: we are shutting down
+            lost.set()
+            stop.set()
+
+        group = await stack.enter_async_context(anyio.create_task_group())
+        # Stop relaying before the transport shuts down, or it would wait on us.
+        stack.callback(group.cancel_scope.cancel)
+        group.start_soon(relay)
+        return receive
 
     async def _on_message(self, message: Any) -> None:
         # Transport-level garbage (e.g. a server printing logs on stdout) arrives here.
