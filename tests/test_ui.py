@@ -102,6 +102,40 @@ async def test_the_agent_config_sets_the_chat_agents_limits(home):
         assert runtime.sandbox.limits.cell_timeout_s == 5
 
 
+@pytest.mark.parametrize("cap, shown, weak", [
+    (None, None, False),  # the strongest level this machine gives
+    ("rlimits", "sandbox: rlimits (network, home visible)", True)])
+async def test_the_status_line_shows_the_sandbox_isolation(home, monkeypatch, cap, shown, weak):
+    from textual.widgets import Static
+
+    from tools.sandbox import detect_isolation
+
+    if cap is not None:
+        monkeypatch.setenv("DESKMATE_SANDBOX_ISOLATION", cap)
+    else:
+        monkeypatch.delenv("DESKMATE_SANDBOX_ISOLATION", raising=False)
+        level = detect_isolation()
+        shown = f"sandbox: {level.level}"
+        weak = level.network or level.home_visible
+        if weak:
+            pytest.skip(f"this machine's isolation is weak ({level.level})")
+    app = make_app(scripted(), mode="code")
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        label = app.chat.query_one("#sandbox", Static)
+        assert label.display and str(label.render()) == shown
+        assert label.has_class("-weak") == weak
+        assert label.tooltip == app.conversation.runtime.sandbox.isolation.details
+
+
+async def test_eager_mode_shows_no_sandbox(home):
+    app = make_app(scripted(), mode="eager")
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        await pilot.pause()
+        assert not app.chat.query_one("#sandbox").display
+
+
 async def test_worker_news_after_the_chat_is_gone_is_dropped(home):
     """A rebuilt agent's AgentReady can arrive while the app closes and the chat view is
     already unmounted (a CI run failed so): it must not crash the app."""

@@ -192,6 +192,9 @@ class DeskmateApp(ModelWorkers, App[None]):
         tools = len(self.conversation.runtime.catalog) if self.conversation.runtime else 0
         self._set_status(f"{self.model.info.name if self.model else ''} · "
                          f"{self.conversation.active_mode} mode · {tools} tools · ready")
+        sandbox = self.conversation.runtime.sandbox if self.conversation.runtime else None
+        for view in self.chat_screen.query(ChatView):  # gone when the app is closing
+            view.set_sandbox(sandbox.isolation if sandbox is not None else None)
         if message.warning:
             self.notify(message.warning, severity="warning", timeout=10)
 

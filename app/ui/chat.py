@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -36,6 +36,7 @@ from app.ui.workers import ReportsWorkers
 if TYPE_CHECKING:
     from app.agent import events as ev
     from app.ui.blocks import ActionBlock, FeedbackBar, ReplyBlock
+    from tools.sandbox import Isolation
 
 MAX_BLOCKS = 200
 DELTA_HZ = 30  # most streamed-text messages a second
@@ -47,7 +48,7 @@ _STOPS = {"max_steps": "it used every step it may take", "max_tool_calls": "the 
 
 
 class ChatView(ReportsWorkers, Vertical):
-    """The transcript, the usage line and the prompt."""
+    """The transcript, the status line (usage, sandbox isolation) and the prompt."""
 
     class SwitchModel(Message):
         """The user typed ``/model SPEC``."""
@@ -73,13 +74,16 @@ class ChatView(ReportsWorkers, Vertical):
 
     def compose(self) -> ComposeResult:
         yield VerticalScroll(Static("", id="hidden"), id="transcript")
-        yield Static("", id="usage")
+        with Horizontal(id="status-line"):
+            yield Static("", id="usage")
+            yield Static("", id="sandbox")
         yield PromptArea(id="prompt", placeholder="Ask anything · Enter sends · ctrl+j new "
                          "line · /model NAME|PATH · /new · Esc cancels")
 
     def on_mount(self) -> None:
         self.query_one("#transcript", VerticalScroll).anchor()
         self.query_one("#hidden").display = False
+        self.query_one("#sandbox").display = False
         self.query_one(PromptArea).focus()
 
     # ---------------------------------------------------------------- input
@@ -168,6 +172,7 @@ class ChatView(ReportsWorkers, Vertical):
             self._blocks.popleft().remove()
         self.hidden = 0
         self.query_one("#hidden").display = False
+        self.query_one("#sandbox").display = False
         self._actions.clear()
         self._reply = None
 
@@ -205,6 +210,22 @@ class ChatView(ReportsWorkers, Vertical):
 
     def set_status(self, text: str) -> None:
         self.query_one("#usage", Static).update(text)
+
+    def set_sandbox(self, isolation: Isolation | None) -> None:
+        """Show the code sandbox's isolation level; hidden when no code runs (eager).
+
+        Weak isolation (the network or the home directory in reach) is shown as a
+        warning: the model's code can then read your files or send them away.
+        """
+        label = self.query_one("#sandbox", Static)
+        label.display = isolation is not None
+        if isolation is None:
+            return
+        reach = [what for what, open_ in (("network", isolation.network),
+                                          ("home visible", isolation.home_visible)) if open_]
+        label.update(f"sandbox: {isolation.level}" + (f" ({', '.join(reach)})" if reach else ""))
+        label.set_class(bool(reach), "-weak")
+        label.tooltip = isolation.details
 
     async def on_agent_event_posted(self, message: AgentEventPosted) -> None:
         message.stop()
