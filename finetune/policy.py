@@ -69,7 +69,8 @@ class Policy:
         """The prompt text for ``messages``, ending where the assistant's reply starts."""
         try:
             return self.tokenizer.apply_chat_template(
-                [m.to_openai() for m in messages], tools=list(tools) or None,
+                [m.for_template(self.tokenizer.chat_template or "") for m in messages],
+                tools=list(tools) or None,
                 add_generation_prompt=True, tokenize=False)
         except Exception as exc:  # jinja raises many types; all mean "template failed"
             raise ModelError(f"the chat template of {self.name} failed to render these "

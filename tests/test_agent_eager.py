@@ -106,3 +106,60 @@ def test_bare_json_calls_without_tags_are_calls_to_known_tools_only(hub):
     assert len(parse_tool_calls(f"{bare}\n{bare}", catalog)) == 2
     for answer in ('{"name": "Ada"}', f"I would call {bare}", '{"total": 3}', "3"):
         assert parse_tool_calls(answer, catalog) == []
+
+
+def test_eager_session_exports_as_valid_openai_chat(hub, db):
+    import io
+
+    from test_store_export import validate_openai_chat
+
+    from app.store import Recorder, get_session
+    from app.store.export import export_jsonl
+
+    agent, model = make_agent(hub, [
+        "Adding.\n" + call("toy__add", a=2, b=3) + "\n" + call("toy__nope", x=1), "It is 5."])
+    recorder = Recorder.new(db, mode="eager")
+    for event in agent.run("What is 2 + 3?"):
+        recorder.record(event)
+    out = io.StringIO()
+    assert export_jsonl(db, out, [recorder.session_id]) == 1
+    record = json.loads(out.getvalue())
+    validate_openai_chat(record)
+    roles = [m["role"] for m in record["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "tool", "assistant"]
+    asked = record["messages"][2]
+    assert asked["content"] == "Adding."
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for c in asked["tool_calls"]] == [("toy__add", {"a": 2, "b": 3}),
+                                              ("toy__nope", {"x": 1})]
+    ids = [c["id"] for c in asked["tool_calls"]]
+    assert [m["tool_call_id"] for m in record["messages"][3:5]] == ids
+    # The bridge recorded the call that ran under the transcript's id.
+    recorded = get_session(db, recorder.session_id).tool_calls
+    assert [(c.call_id, c.result) for c in recorded] == [(ids[0], "5")]
+    # What the model saw next: its calls as the chat template renders them.
+    assert model.calls[1][2].tool_calls == tuple(asked["tool_calls"])
+
+
+def test_tool_calls_reach_chat_templates_as_they_expect():
+    import jinja2
+
+    from app.llm.base import ChatMessage
+    from app.llm.llamacpp import CHATML_TEMPLATE
+
+    message = ChatMessage("assistant", "Adding.", tool_calls=({
+        "id": "call_x", "type": "function",
+        "function": {"name": "toy__add", "arguments": '{"a": 2}'}},))
+    # Tool-aware templates (Qwen, Llama 3) write the arguments object with tojson.
+    aware = ("{% for m in messages %}{{ m.content }}{% for c in m.tool_calls %}"
+             "<tool_call>{{ c.function.arguments | tojson }}</tool_call>{% endfor %}"
+             "{% endfor %}")
+    env = jinja2.Environment()
+    env.filters["tojson"] = lambda v: json.dumps(v)
+    rendered = env.from_string(aware).render(messages=[message.for_template(aware)])
+    assert rendered == 'Adding.<tool_call>{"a": 2}</tool_call>'
+    # A template without tool calls still shows the model its calls, in Hermes format.
+    plain = env.from_string(CHATML_TEMPLATE).render(
+        messages=[message.for_template(CHATML_TEMPLATE)])
+    assert ('Adding.\n<tool_call>\n{"name": "toy__add", "arguments": {"a": 2}}\n'
+            "</tool_call>") in plain

@@ -138,17 +138,19 @@ class ToolBridge:
         spec, sig = self._tool(real, tool)
         return self._invoke(real, spec, sig, self._arguments(sig, spec, args, kwargs))
 
-    def call_json(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
-        """A call whose arguments use the tool's own (JSON) names — the eager mode."""
+    def call_json(self, server: str, tool: str, arguments: dict[str, Any],
+                  call_id: str | None = None) -> Any:
+        """A call whose arguments use the tool's own (JSON) names — the eager mode, which
+        passes the id the call has in the transcript."""
         real = self._server(server)
         spec, sig = self._tool(real, tool)
         if not isinstance(arguments, dict):
             raise BridgeError(f"arguments of {spec.name} must be a JSON object")
         _validate(spec, sig, arguments)
-        return self._invoke(real, spec, sig, arguments)
+        return self._invoke(real, spec, sig, arguments, call_id)
 
     def _invoke(self, real: str, spec: ToolSpec, sig: Signature,
-                arguments: dict[str, Any]) -> Any:
+                arguments: dict[str, Any], call_id: str | None = None) -> Any:
         self.calls += 1
         if self.calls > self.max_tool_calls:
             raise BridgeError(f"tool call limit reached ({self.max_tool_calls} per turn): "
@@ -158,7 +160,7 @@ class ToolBridge:
         if self._seen[key] > REPEAT_LIMIT:
             raise BridgeError(f"{real}.{spec.name} was already called {REPEAT_LIMIT} times "
                               "with these exact arguments; use the result you already have")
-        call_id = new_call_id()
+        call_id = call_id or new_call_id()
         self.emit(ToolCallStarted(call_id=call_id, step=self.step, server=real,
                                   tool=spec.name, arguments=arguments))
         request = ApprovalRequest(call_id, spec, arguments)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tools.catalog import Catalog
@@ -30,6 +30,8 @@ class EagerCall:
 @dataclass(frozen=True)
 class EagerParseError:
     message: str
+    name: str = ""  # the function the model named, when it named one
+    arguments: dict[str, Any] = field(default_factory=dict)
 
 
 def function_name(spec: ToolSpec) -> str:
@@ -71,16 +73,36 @@ def parse_tool_calls(text: str, catalog: Catalog) -> list[EagerCall | EagerParse
                                          'write {"name": ..., "arguments": {...}}'))
             continue
         name = data.get("name", "") if isinstance(data, dict) else ""
-        spec = names.get(name)
-        if spec is None:
-            calls.append(EagerParseError(f"there is no tool named {name!r}"))
-            continue
-        arguments = data.get("arguments") or {}
+        name = name if isinstance(name, str) else ""
+        arguments = data.get("arguments") or {} if isinstance(data, dict) else {}
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments)
             except json.JSONDecodeError:
-                calls.append(EagerParseError(f"arguments of {name} are not a JSON object"))
+                calls.append(EagerParseError(f"arguments of {name} are not a JSON object",
+                                             name))
                 continue
+        spec = names.get(name)
+        if spec is None:
+            calls.append(EagerParseError(f"there is no tool named {name!r}", name,
+                                         arguments if isinstance(arguments, dict) else {}))
+            continue
         calls.append(EagerCall(spec.server, spec.name, arguments))
     return calls
+
+
+def prose(text: str) -> str:
+    """A reply with tool calls, without them (they go into the message's ``tool_calls``);
+    a reply of bare calls is all calls."""
+    return _CALL.sub("", text).strip() if _CALL.search(text) else ""
+
+
+def openai_call(call_id: str, call: EagerCall | EagerParseError,
+                catalog: Catalog) -> dict[str, Any]:
+    """An OpenAI-shaped tool call; ``arguments`` is JSON text, as OpenAI sends it."""
+    if isinstance(call, EagerCall):
+        name, arguments = function_name(catalog.get(call.server, call.tool)), call.arguments
+    else:
+        name, arguments = call.name, call.arguments
+    return {"id": call_id, "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}

@@ -19,8 +19,8 @@ from queue import Empty, Queue
 from typing import Any
 
 from app.agent import events as ev
-from app.agent.bridge import BridgeError, ToolBridge
-from app.agent.eager import EagerCall, parse_tool_calls, tool_schemas
+from app.agent.bridge import BridgeError, ToolBridge, new_call_id
+from app.agent.eager import EagerCall, openai_call, parse_tool_calls, prose, tool_schemas
 from app.agent.parse import (
     OUTPUT_PREFIX,
     CodeAction,
@@ -110,7 +110,6 @@ class Agent:
                 counts["completion_tokens"] += result.usage.completion_tokens
                 if result.finish_reason == "cancelled" and cancel.is_set():
                     raise _Stop("cancelled")
-                yield self._append(ChatMessage("assistant", text))
                 if self.mode == "eager":
                     done = yield from self._eager_step(step, text, cancel, counts)
                 else:
@@ -170,6 +169,7 @@ class Agent:
     # ---------------------------------------------------------------- code mode
 
     def _code_step(self, step: int, text: str, cancel: threading.Event, codes: Counter):
+        yield self._append(ChatMessage("assistant", text))
         parsed = parse_reply(text)
         if isinstance(parsed, FinalAnswer):
             yield ev.FinalAnswer(step=step, text=parsed.text)
@@ -229,15 +229,22 @@ class Agent:
 
     def _eager_step(self, step: int, text: str, cancel: threading.Event, counts: Counter):
         assert self.bridge is not None
-        calls = parse_tool_calls(text, self.bridge.catalog)
+        catalog = self.bridge.catalog
+        calls = parse_tool_calls(text, catalog)
         if not calls:
+            yield self._append(ChatMessage("assistant", text))
             yield ev.FinalAnswer(step=step, text=text.strip())
             return True
-        for index, call in enumerate(calls):
-            call_id = f"s{step}_{index}"
+        # OpenAI's shape: the calls ride on the assistant message, each tool message
+        # answers one by id, and the bridge records each call under the same id.
+        ids = [new_call_id() for _ in calls]
+        yield self._append(ChatMessage("assistant", prose(text), tool_calls=tuple(
+            openai_call(call_id, call, catalog) for call_id, call in zip(ids, calls,
+                                                                          strict=True))))
+        for call_id, call in zip(ids, calls, strict=True):
             if isinstance(call, EagerCall):
                 started = time.perf_counter()
-                content = yield from self._eager_call(call, cancel)
+                content = yield from self._eager_call(call, call_id, cancel)
                 duration = time.perf_counter() - started
             else:
                 content, duration = f"Error: {call.message}", 0.0
@@ -249,11 +256,11 @@ class Agent:
                 raise _Stop("cancelled")
         return False
 
-    def _eager_call(self, call: EagerCall, cancel: threading.Event):
+    def _eager_call(self, call: EagerCall, call_id: str, cancel: threading.Event):
         assert self.bridge is not None
         try:
             value = yield from self._in_thread(self.bridge.call_json, call.server, call.tool,
-                                               call.arguments)
+                                               call.arguments, call_id=call_id)
         except BridgeError as exc:
             return f"Error: {exc}"
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -8,6 +8,7 @@ the whole text and the usage figures, whatever ended it (stop, length, cancel).
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,36 @@ class ChatMessage:
         if self.tool_call_id:
             out["tool_call_id"] = self.tool_call_id
         return out
+
+    def for_template(self, template: str) -> dict[str, Any]:
+        """This message as a Jinja chat template takes it: tool-call arguments as objects
+        (templates write them with ``tojson``), and for a template that knows no tool
+        calls, the calls written into the content in the Hermes format the model reads."""
+        out = self.to_openai()
+        if not self.tool_calls:
+            return out
+        calls = [{**c, "function": {**c["function"],
+                                    "arguments": _json_object(c["function"]["arguments"])}}
+                 for c in self.tool_calls]
+        if "tool_calls" in template:
+            out["tool_calls"] = calls
+            return out
+        del out["tool_calls"]
+        written = [json.dumps({"name": c["function"]["name"],
+                               "arguments": c["function"]["arguments"]}, ensure_ascii=False)
+                   for c in calls]
+        out["content"] = "\n".join([self.content] * bool(self.content) + [
+            f"<tool_call>\n{w}\n</tool_call>" for w in written])
+        return out
+
+
+def _json_object(arguments: Any) -> Any:
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except json.JSONDecodeError:
+            return {}
+    return arguments
 
 
 @dataclass(frozen=True)

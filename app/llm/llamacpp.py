@@ -140,8 +140,9 @@ class LlamaCppModel:
         eos_id, bos_id = llm.token_eos(), llm.token_bos()
         eos = llm._model.token_get_text(eos_id) if eos_id != -1 else ""
         bos = llm._model.token_get_text(bos_id) if bos_id != -1 else ""
+        self._template = self._gguf.chat_template or CHATML_TEMPLATE
         return Jinja2ChatFormatter(
-            template=self._gguf.chat_template or CHATML_TEMPLATE,
+            template=self._template,
             eos_token=eos,
             bos_token=bos,
             stop_token_ids=[eos_id] if eos_id != -1 else None,
@@ -152,7 +153,8 @@ class LlamaCppModel:
         """The prompt text the chat template makes of ``messages``."""
         try:
             result = self._formatter(
-                messages=[m.to_openai() for m in messages], tools=list(tools) or None
+                messages=[m.for_template(self._template) for m in messages],
+                tools=list(tools) or None
             )
         except Exception as exc:  # jinja raises many types; all mean "template failed"
             raise ModelError(f"the chat template of {self.info.name} failed to render "
