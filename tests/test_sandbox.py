@@ -280,6 +280,17 @@ def test_cpu_limit_stops_the_cell_and_keeps_state():
         assert ok(box.execute("kept")).value == "7"
 
 
+@pytest.mark.slow
+def test_a_worker_that_used_its_cpu_time_is_restarted():
+    with Sandbox(limits=Limits(cpu_s=1, worker_cpu_s=2)) as box:
+        ok(box.execute("kept = 7"))
+        result = box.execute("while True:\n    pass", timeout=20)
+        assert result.status == "timeout" and result.state_lost
+        assert "CPU time it may use in all (2 s)" in result.error
+        assert box.execute("kept").status == "error"  # a fresh worker
+        assert ok(box.execute("'fresh'")).value == "'fresh'"
+
+
 def test_worker_death_is_reported_and_recovered(box):
     ok(box.execute("kept = 1"))
     result = box.execute("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")

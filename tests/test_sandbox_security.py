@@ -265,6 +265,19 @@ def _processes_in(workdir: Path) -> list[int]:
     return pids
 
 
+def test_a_cell_cannot_lift_its_cpu_limit(box):
+    """RLIMIT_CPU's hard limit is set, so the per-cell CPU budget cannot be raised."""
+    if os.geteuid() == 0 and not plan().drop_uid:
+        pytest.skip("the worker runs as root here: root may raise any limit")
+    result = box.execute("import resource\n"
+                         "resource.setrlimit(resource.RLIMIT_CPU, "
+                         "(resource.RLIM_INFINITY, resource.RLIM_INFINITY))")
+    assert result.status == "error" and "ValueError" in result.error, result
+    ok = box.execute("import resource\nresource.getrlimit(resource.RLIMIT_CPU)[1]")
+    assert ok.status == "ok" and ok.value != str(-1)  # -1 is RLIM_INFINITY
+    assert_recovers(box)
+
+
 @pytest.mark.slow
 def test_fork_bomb_is_contained_and_the_host_survives():
     if not plan().processes_bounded:

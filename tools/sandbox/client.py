@@ -286,7 +286,8 @@ class Sandbox:
                     status, error = str(frame.get("status")), str(frame.get("error") or "")
                     if interrupted_at is not None and status == "killed":
                         error = "cancelled"
-                    return status, error, frame.get("value"), False
+                    # The worker asks to be restarted when it has used its CPU time.
+                    return status, error, frame.get("value"), bool(frame.get("restart"))
                 if frame["type"] != "call":
                     raise protocol.ProtocolError(f"unexpected {frame['type']!r} frame")
                 started = time.monotonic()

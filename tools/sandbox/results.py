@@ -12,6 +12,10 @@ class Limits:
 
     cell_timeout_s: float = 30.0  # wall clock per cell (host time in tool calls excluded)
     cpu_s: int = 30               # CPU seconds per cell (RLIMIT_CPU, reset before each cell)
+    # CPU seconds over the worker's life: RLIMIT_CPU's hard limit, which code in the
+    # sandbox cannot raise (an unprivileged process only ever lowers it). The worker is
+    # restarted once less than cpu_s of it is left, so each cell gets its full cpu_s.
+    worker_cpu_s: int = 600
     memory_mb: int = 1024         # address space per process (RLIMIT_AS)
     file_size_mb: int = 64        # largest file a cell may write (RLIMIT_FSIZE)
     max_processes: int = 32       # processes and threads of the sandbox user (RLIMIT_NPROC)

@@ -27,6 +27,7 @@ protocol = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(protocol)
 
 CELL_PREFIX = "<cell "
+CPU_GRACE_S = 2  # RLIMIT_CPU's hard limit above the soft one: SIGXCPU before SIGKILL
 WORKER_PID = os.getpid()
 
 
@@ -194,6 +195,10 @@ def apply_limits(limits: dict) -> None:
     cap(resource.RLIMIT_FSIZE, limits["file_size_mb"] * mb)
     cap(resource.RLIMIT_NPROC, limits["max_processes"])
     cap(resource.RLIMIT_CORE, 0)
+    # The hard limit too, or a cell could lift its own CPU budget. It sits a little above
+    # the soft one, so that SIGXCPU (a clean "CPU time limit exceeded") comes first.
+    life = max(limits.get("worker_cpu_s", 600), limits["cpu_s"])
+    resource.setrlimit(resource.RLIMIT_CPU, (life, life + CPU_GRACE_S))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write raises OSError
 
 
@@ -206,12 +211,26 @@ def _cpu_used() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _cpu_life() -> int | None:
+    """The CPU seconds the worker may use in all (below the hard limit), None: no end."""
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    return None if hard == resource.RLIM_INFINITY else max(hard - CPU_GRACE_S, 0)
+
+
 def set_cpu_budget(seconds: int | None) -> None:
     hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-    soft = hard if seconds is None else math.ceil(_cpu_used()) + seconds
-    if hard != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
+    life = _cpu_life()
+    soft = (hard if life is None else life) if seconds is None else (
+        math.ceil(_cpu_used()) + seconds)
+    if life is not None:
+        soft = min(soft, life)
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def cpu_spent(cell_s: int) -> bool:
+    """Less than one cell's CPU budget is left of the worker's: it must be restarted."""
+    life = _cpu_life()
+    return life is not None and _cpu_used() + cell_s > life
 
 
 def format_error(exc: BaseException) -> str:
@@ -325,7 +344,12 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, channel: Channel) -
     finally:
         channel.running = IN_CELL = False
         set_cpu_budget(None)
-    return {"type": "done", "status": status, "error": error, "value": value}
+    done = {"type": "done", "status": status, "error": error, "value": value}
+    if cpu_spent(limits["cpu_s"]):
+        done["restart"] = True
+        done["error"] = "; ".join(filter(None, [error, "the sandbox used the CPU time it "
+                                                f"may use in all ({_cpu_life()} s)"]))
+    return done
 
 
 def _safe_format(exc: BaseException, fallback: str) -> str:
@@ -375,6 +399,8 @@ def main(argv: list[str]) -> int:
         # SIGINT is blocked while writing: one raised here comes after the whole frame.
         with contextlib.suppress(KeyboardInterrupt):
             channel.send(result)
+        if result.get("restart"):
+            return 0  # the host starts a fresh worker, with a fresh CPU allowance
 
 
 if __name__ == "__main__":
