@@ -50,3 +50,28 @@ def test_run_with_a_broken_server_file(home, tmp_path, tiny_model_path):
     result = deskmate("run", "-m", str(tiny_model_path), "--mcp-config", str(bad), "x",
                       home=home)
     assert result.returncode == 1 and "not valid JSON" in result.stderr
+
+
+def test_ctrl_c_cancels_the_running_cell_and_records_the_turn(home, monkeypatch):
+    import os
+    import signal
+    import threading
+
+    from click.testing import CliRunner
+
+    from app.agent.scripted import ScriptedModel
+    from app.cli import main
+    from app.store import get_session, open_db
+
+    def sleeper(messages):
+        # The cell starts right after this reply: Ctrl-C while it sleeps.
+        threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        return "Waiting.\n```python\nimport time\ntime.sleep(60)\n```"
+
+    monkeypatch.setattr("app.cli.run.load_model",
+                        lambda env, model: ScriptedModel([sleeper, "Final answer: never"]))
+    result = CliRunner().invoke(main, ["run", "--json", "wait a minute"])
+    assert result.exit_code == 130, result.output
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["status"] == "cancelled" and out["wall_s"] < 20
+    assert get_session(open_db(), out["session"]).turns[0].status == "cancelled"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -69,6 +70,10 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
         cancel = threading.Event()
         answer, finished = "", None
         out = _Printer(quiet=as_json)
+        # Ctrl-C cancels the turn at once (the running cell, tool call or model call
+        # sees the event) and the turn still ends, recorded as cancelled; a second
+        # Ctrl-C gives up waiting.
+        previous = signal.signal(signal.SIGINT, _on_interrupt(cancel))
         try:
             for event in runtime.agent.run(text, cancel):
                 if recorder is not None:
@@ -79,9 +84,9 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
                 elif isinstance(event, ev.TurnFinished):
                     finished = event
         except KeyboardInterrupt:
-            cancel.set()
             fail("interrupted", EXIT_INTERRUPTED)
         finally:
+            signal.signal(signal.SIGINT, previous)
             if runtime.sandbox is not None:
                 runtime.sandbox.close()
     finally:
@@ -101,6 +106,18 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
         click.echo(click.style(f"[session {recorder.session_id} · {finished.status} · "
                                f"{finished.steps} steps · {finished.tool_calls} tool calls · "
                                f"{finished.wall_s:.1f} s]", dim=True), err=True)
+    if finished.status == "cancelled":
+        fail("interrupted", EXIT_INTERRUPTED)
+
+
+def _on_interrupt(cancel: threading.Event):
+    def handler(signum, frame) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        click.echo("\ncancelling… (Ctrl-C again to quit at once)", err=True)
+
+    return handler
 
 
 def _recorder(llm, mode: str):
