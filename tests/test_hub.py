@@ -159,6 +159,24 @@ def test_idle_crash_is_noticed_and_the_next_call_restarts(tmp_path):
         assert hub.state("toy").status == "ready"
 
 
+def test_concurrent_first_calls_share_one_start(tmp_path):
+    with Hub([toy_server()], tmp_path) as hub:
+        results: dict[int, object] = {}
+
+        def call(i: int) -> None:
+            try:
+                results[i] = hub.call("toy", "echo", {"text": str(i)}).value()
+            except Exception as exc:  # recorded, so the assert below shows it
+                results[i] = exc
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=180)
+        assert results == {i: str(i) for i in range(4)}
+
+
 def test_unknown_server():
     with Hub([], Path("/tmp")) as empty, pytest.raises(ServerUnavailable, match="no MCP server"):
         empty.call("nope", "x", {})

@@ -45,6 +45,7 @@ class Connection:
         self._on_change = on_change
         self.session: Any = None
         self.task: asyncio.Task | None = None
+        self._starting: asyncio.Task | None = None
         self.ready = asyncio.Event()
         self.stop = asyncio.Event()
         self.lost = asyncio.Event()  # the server's output ended: its process exited
@@ -59,7 +60,17 @@ class Connection:
     # ---------------------------------------------------------------- lifecycle
 
     async def start(self) -> ServerState:
-        """Connect (or reconnect) and wait until ready, failed, or timed out."""
+        """Connect (or reconnect) and wait until ready, failed, or timed out.
+
+        Callers that come while a start is under way wait for that one: a second start
+        would shut the first down under the callers waiting on it.
+        """
+        if self._starting is None or self._starting.done():
+            self._starting = asyncio.create_task(self._start())
+        # Shielded: one waiter being cancelled must not cancel the start for the others.
+        return await asyncio.shield(self._starting)
+
+    async def _start(self) -> ServerState:
         await self.shutdown()
         self.ready, self.stop, self.lost = asyncio.Event(), asyncio.Event(), asyncio.Event()
         self.set(status="starting", error="", tools=(), connect_s=0.0)
