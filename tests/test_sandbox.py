@@ -228,6 +228,18 @@ def test_missing_modules_point_to_the_standard_library_and_the_tools():
         assert "only Python's standard library" in other and "network" not in other
 
 
+def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
+    namespace = {"servers": {"toy": ["add"], "git": ["status"], "files": ["status"]}}
+    with Sandbox(lambda kind, payload: None, namespace=namespace) as box:
+        typo = box.execute("tooy.add(a=1, b=2)").error
+        assert "NameError" in typo and "did you mean 'toy'?" in typo
+        assert "did you mean 'git'?" in box.execute("Gti.status()").error
+        bare = box.execute("status()").error
+        assert "call it as git.status(...) or files.status(...)" in bare
+        unrelated = box.execute("undefined_thing").error
+        assert "NameError" in unrelated and "Hint" not in unrelated
+
+
 def test_no_handler_means_no_servers(box):
     result = box.execute("git")
     assert result.status == "error" and "NameError" in result.error

@@ -151,12 +151,14 @@ class Server:
 
 # tool name -> the servers that have it, for a hint when code calls a tool bare.
 TOOL_SERVERS: dict[str, list[str]] = {}
+SERVER_NAMES: list[str] = []  # for a hint when code misspells a server
 
 
 def build_namespace(channel: Channel, spec: dict) -> dict:
     ns: dict = {"__name__": "__main__", "__builtins__": __builtins__, "ToolError": ToolError}
     for name, tools in (spec.get("servers") or {}).items():
         ns[name] = Server(channel, name, tools)
+        SERVER_NAMES.append(name)
         for tool in tools:
             TOOL_SERVERS.setdefault(tool, []).append(name)
     # Small models often call a tool bare (`read_file(...)`): a tool name that only one
@@ -246,9 +248,23 @@ def format_error(exc: BaseException) -> str:
     if isinstance(exc, NameError) and name in TOOL_SERVERS:
         calls = " or ".join(f"{server}.{name}(...)" for server in TOOL_SERVERS[name])
         lines.append(f"Hint: {name} is a tool; call it as {calls}\n")
+    elif isinstance(exc, NameError) and name and (hint := _misspelled_server_hint(name)):
+        lines.append(hint)
     elif isinstance(exc, ModuleNotFoundError) and name:
         lines.append(_missing_module_hint(name.partition(".")[0]))
     return "".join(lines).rstrip()
+
+
+def _misspelled_server_hint(name: str) -> str:
+    """``tooy.add(...)``: a name close to a server's (case aside) gets its right spelling."""
+    import difflib
+
+    by_lower = {server.lower(): server for server in SERVER_NAMES}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    server = by_lower[close[0]]
+    return f"Hint: did you mean {server!r}? It is a server: dir({server}) lists its tools\n"
 
 
 # Modules small models reach for to get at the web: the sandbox has no network.
