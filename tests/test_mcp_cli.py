@@ -45,6 +45,22 @@ def test_add_rejects_bad_input(home):
     assert not (home / "config.toml").exists()
 
 
+def test_urls_are_checked_after_expansion_and_kept_unexpanded(home, tmp_path):
+    base = {"MCP_TEST_BASE": "https://x.test"}
+    added = deskmate("mcp", "add", "web", "--url", "${MCP_TEST_BASE}/mcp", home=home, env=base)
+    assert added.returncode == 0, added.stderr
+    assert servers_in(home)["web"] == {"url": "${MCP_TEST_BASE}/mcp"}
+    bad = deskmate("mcp", "add", "ftp", "--url", "${MCP_TEST_BASE}/mcp", home=home,
+                   env={"MCP_TEST_BASE": "ftp://x.test"})
+    assert bad.returncode == 2 and "does not expand to an http(s) URL" in bad.stderr
+    source = tmp_path / ".mcp.json"
+    source.write_text(json.dumps({"mcpServers": {
+        "remote": {"type": "http", "url": "${MCP_TEST_BASE}/api"}}}))
+    imported = deskmate("mcp", "import", str(source), home=home, env=base)
+    assert imported.returncode == 0 and "imported 1" in imported.stdout, imported.stderr
+    assert servers_in(home)["remote"] == {"url": "${MCP_TEST_BASE}/api"}
+
+
 def test_import_claude_desktop_with_dry_run(home, tmp_path):
     source = tmp_path / "claude_desktop_config.json"
     source.write_text(json.dumps({"mcpServers": {

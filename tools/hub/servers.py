@@ -103,9 +103,20 @@ def server_from_table(name: str, table: Mapping[str, Any]) -> ServerConfig:
             raise ServerConfigError("url", "a stdio server takes `command`, not `url`")
     elif not url:
         raise ServerConfigError("url", f"a {transport} server needs `url`")
-    elif not re.match(r"^https?://", url):
-        raise ServerConfigError("url", f"{url!r} is not an http(s) URL")
+    else:
+        _check_url(url)
     return ServerConfig(name=name, **values)
+
+
+def _check_url(url: str) -> None:
+    """The URL, once its ``${VAR}``s are expanded, must be http(s); the text is kept as is."""
+    try:
+        expanded = expand(url)
+    except ServerConfigError:
+        return  # a variable that is not set yet: expanded (and fails clearly) at start
+    if not re.match(r"^https?://", expanded):
+        what = f"{url!r} is not" if expanded == url else f"{url!r} does not expand to"
+        raise ServerConfigError("url", f"{what} an http(s) URL")
 
 
 def _check_value(key: str, value: Any) -> Any:
