@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
 
 import pytest
-from conftest import TEST_SERVERS, deskmate
+from conftest import ROOT, TEST_SERVERS, deskmate
 
 from tools.hub.dialects import ImportError_, parse_servers
 
@@ -149,3 +150,15 @@ def test_mcp_config_flag_replaces_the_servers_for_one_run(home, tmp_path):
     assert result.returncode == 0, result.stderr
     assert [row["name"] for row in json.loads(result.stdout)] == ["other"]
     assert set(servers_in(home)) == {"kept"}  # the config file is untouched
+
+
+def test_readme_examples_keep_secrets_out_of_the_config_and_document_tools():
+    readme = (ROOT / "README.md").read_text()
+    commands = [line for line in readme.splitlines() if line.startswith("deskmate ")]
+    # In double quotes the shell expands ${VAR} before deskmate sees it.
+    expanded_by_shell = [c for c in commands if re.search(r'"[^"\']*\$\{', c)]
+    assert not expanded_by_shell
+    from app.cli.tools import tools
+
+    for name in tools.commands:
+        assert any(c.startswith(f"deskmate tools {name} ") for c in commands), name
