@@ -53,6 +53,25 @@ def descendants(pid: int) -> set[int]:
     return found
 
 
+def start_time(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot); None once it has exited."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == "Z" else int(fields[19])
+
+
+def record(pids: set[int]) -> dict[int, int]:
+    """Live ``pids`` with their start times, so a reused pid is not taken for them."""
+    return {pid: t for pid in pids if (t := start_time(pid)) is not None}
+
+
+def still_alive(recorded: dict[int, int]) -> set[int]:
+    """The recorded processes that still run anywhere, reparented to init or not."""
+    return {pid for pid, started in recorded.items() if start_time(pid) == started}
+
+
 @pytest.fixture(scope="module")
 def hub(mcp_bin, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("work")
@@ -235,16 +254,36 @@ def test_remote_transports(tmp_path, mode, path):
         proc.wait(timeout=10)
 
 
+def test_orphan_check_sees_reparented_processes():
+    # A shell that leaves a background child behind: the child is reparented away from
+    # us, so it is no descendant any more, yet it runs.
+    shell = subprocess.Popen(["sh", "-c", "sleep 30 >/dev/null & echo $!; read _"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    orphan = int(shell.stdout.readline())
+    recorded = record({shell.pid, orphan})
+    shell.communicate("\n", timeout=10)
+    try:
+        assert orphan not in descendants(os.getpid())
+        assert still_alive(recorded) == {orphan}
+    finally:
+        os.kill(orphan, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while still_alive(recorded) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not still_alive(recorded)
+
+
 def test_close_leaves_no_orphan_processes(mcp_bin, tmp_path):
     before = descendants(os.getpid())  # e.g. the servers of this module's shared hub
     with Hub([*real_servers(mcp_bin, tmp_path), toy_server()], tmp_path / "logs") as hub:
         hub.start()
-        running = descendants(os.getpid()) - before
+        running = record(descendants(os.getpid()) - before)
         assert len(running) >= 6  # each server, plus npm shims and node children
+    # Checked by pid, not as our descendants: an orphan is reparented to init.
     deadline = time.monotonic() + 10
-    while descendants(os.getpid()) & running and time.monotonic() < deadline:
+    while still_alive(running) and time.monotonic() < deadline:
         time.sleep(0.1)
-    leftover = descendants(os.getpid()) & running
+    leftover = still_alive(running)
     for pid in leftover:
         os.kill(pid, signal.SIGKILL)
     assert not leftover
