@@ -80,6 +80,39 @@ async def test_sessions_list_search_resume(home):
     assert [t.turn for t in detail.turns] == [1, 2, 3]
 
 
+async def test_a_session_resumes_in_its_mode_and_names_its_model(home):
+    """A code-mode session made with another model resumes in code mode (the app was
+    started in eager mode), and a notification says which model goes on with it."""
+    from app.agent import events as ev
+    from app.store import Recorder
+
+    recorder = Recorder.new(open_db(), model="qwen-other", mode="code")
+    for event in [ev.TurnStarted(turn=1, user_message="Hi"),
+                  ev.MessageAppended(position=0, role="system", content="You help."),
+                  ev.MessageAppended(position=1, role="user", content="Hi"),
+                  ev.MessageAppended(position=2, role="assistant", content="Hello."),
+                  ev.FinalAnswer(step=1, text="Hello."),
+                  ev.TurnFinished(turn=1, status="answered", steps=1, model_calls=1,
+                                  tool_calls=0, prompt_tokens=5, completion_tokens=2,
+                                  wall_s=0.1)]:
+        recorder.record(event)
+    app = make_app(scripted(), mode="eager")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("f2")
+        table = app.screen.query_one("#sessions-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 1, what="the session")
+        await pilot.press("enter")  # resume
+        await wait_for(pilot, lambda: app.current_mode == "chat", what="the chat")
+        await wait_for(pilot, lambda: app.conversation.active_mode == "code",
+                       what="the agent in code mode")
+        assert any("recorded with qwen-other" in said and "scripted" in said
+                   for said in app.said)
+        await pilot.press("ctrl+n")  # a new session: the app's own mode again
+        await wait_for(pilot, lambda: app.conversation.active_mode == "eager",
+                       what="the agent in eager mode")
+
+
 async def test_sessions_rename_delete_export(home, tmp_path):
     app = make_app(scripted("Paris.", "Rome.", "zebra"))
     async with app.run_test(size=(120, 40)) as pilot:

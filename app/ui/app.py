@@ -251,8 +251,12 @@ class DeskmateApp(ModelWorkers, App[None]):
             self.load_model(None)
 
     def on_session_resumed(self, message: SessionResumed) -> None:
+        from app.ui.conversation import other_model
+
         self.switch_mode("chat")
         self.chat.show_resumed(message.resumed, message.detail)
+        if note := other_model(message.resumed.summary, self.model):
+            self.notify(note, severity="warning", timeout=10)
         if self.model is not None and self._hub_ready:
             self.build_agent()
 

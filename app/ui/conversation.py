@@ -30,6 +30,7 @@ class Conversation:
                  record: bool = True, db_factory: Callable[[], Any] | None = None) -> None:
         self.config = config
         self.mode = mode
+        self.default_mode = mode  # a new session's; a resumed one keeps its own
         self.record = record
         self._db_factory = db_factory
         self._db: Any = None
@@ -123,6 +124,7 @@ class Conversation:
         """Forget the transcript and the session's approvals; the next turn starts fresh."""
         self.recorder = None
         self.transcript = []
+        self.mode = self.default_mode
         self.policy.allowed_tools.clear()
         self.policy.trusted_servers = self._trusted()
 
@@ -131,15 +133,19 @@ class Conversation:
         return {s.name for s in self.config.mcp.servers.values() if s.trust}
 
     def resume(self, session_id: str, model: ChatModel | None) -> Any:
-        """Continue a recorded session: its transcript, recorder and KV state."""
+        """Continue a recorded session in its mode: its transcript, recorder and KV state
+        (the KV state only with the model that made it)."""
         from app.store import Recorder, resume
 
         resumed = resume(self.db, session_id)
         self.new_session()
+        if resumed.summary.mode in ("code", "eager"):
+            self.mode = resumed.summary.mode
         self.transcript = list(resumed.transcript)
         self.recorder = Recorder(self.db, resumed.summary.id) if self.record else None
         load_state = getattr(model, "load_state", None)
-        if load_state is not None and resumed.has_kv_state:
+        if (load_state is not None and resumed.has_kv_state
+                and not other_model(resumed.summary, model)):
             load_state(resumed.kv_state_path)
         return resumed
 
@@ -156,3 +162,16 @@ class Conversation:
         if self.runtime is not None and self.runtime.sandbox is not None:
             self.runtime.sandbox.close()
         self.runtime = None
+
+
+def other_model(summary: Any, model: ChatModel | None) -> str:
+    """A note when ``model`` is not the one a recorded session was made with, else ""."""
+    if model is None or not summary.model:
+        return ""
+    recorded = summary.model + (f" + {summary.adapter}" if summary.adapter else "")
+    info = model.info
+    loaded = info.name + (f" + {info.adapter}" if info.adapter else "")
+    if recorded == loaded:
+        return ""
+    return (f"This session was recorded with {recorded}; it goes on with {loaded}, the "
+            f"model loaded now (/model NAME switches).")
