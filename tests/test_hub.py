@@ -226,6 +226,17 @@ def test_broken_servers_fail_clearly_and_do_not_block_others(tmp_path):
             hub.call("exits", "anything", {})
 
 
+def test_a_failure_shows_only_the_latest_runs_stderr(tmp_path):
+    (tmp_path / "exits.log").write_text("stale: a failure of an earlier run\n")
+    with Hub([toy_server("exits", "exits_at_start.py")], tmp_path) as hub:
+        hub.start()
+        error = hub.restart("exits").error
+        assert error.count("missing API key") == 1 and "stale" not in error
+        assert hub.stderr("exits").count("missing API key") == 1
+    log = (tmp_path / "exits.log").read_text()
+    assert log.count("deskmate started this server at") == 2 and "stale" in log
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

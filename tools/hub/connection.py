@@ -12,6 +12,7 @@ import re
 import time
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,6 +20,7 @@ from tools.hub.servers import ServerConfig, child_environment, expand
 from tools.spec import ToolSpec
 
 Status = Literal["stopped", "starting", "ready", "failed", "disabled"]
+RUN_MARK = "----- deskmate started this server at "
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,10 @@ class Connection:
                 env=child_environment(cfg), cwd=expand(cfg.cwd) or None)
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             errlog = stack.enter_context(self.log_path.open("a", encoding="utf-8"))
+            # The log keeps every run; this line is where the current run's stderr begins.
+            errlog.write(f"{RUN_MARK}{datetime.now().isoformat(timespec='seconds')}: "
+                         f"{cfg.describe()}\n")
+            errlog.flush()
             read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
             read = await self._watch(stack, read)
         else:
@@ -246,11 +252,16 @@ class Connection:
     # ---------------------------------------------------------------- diagnostics
 
     def stderr_tail(self, lines: int = 20) -> str:
+        """The end of the stderr of the server's latest run (older runs are not its reason)."""
         try:
             text = self.log_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return ""
-        return "\n".join(text.rstrip().splitlines()[-lines:])
+        run = text.rstrip().splitlines()
+        starts = [i for i, line in enumerate(run) if line.startswith(RUN_MARK)]
+        if starts:
+            run = run[starts[-1] + 1:]
+        return "\n".join(run[-lines:])
 
     def _explain(self, what: str) -> str:
         parts = [what]
