@@ -65,6 +65,31 @@ def test_seeded_sampling_is_repeatable(tiny_model):
     assert len(texts) > 1
 
 
+def test_a_calls_seed_is_its_own_and_seed_zero_is_a_seed(tiny_model_path):
+    # llama-cpp-python takes a seed of 0 for "random", and set_seed() sticks for every
+    # later call: a configured seed 0 must repeat, a per-call seed must not stay.
+    story, hot = ask("Tell me a story."), GenerationParams(max_tokens=16, temperature=1.0)
+
+    def answers(model, n, params=hot):
+        out = []
+        for _ in range(n):
+            model.reset()
+            out.append(complete(model, story, params).text)
+        return out
+
+    fixed = LlamaCppModel(tiny_model_path, context=512, seed=0)
+    try:
+        assert len(set(answers(fixed, 3))) == 1
+    finally:
+        fixed.close()
+    free = LlamaCppModel(tiny_model_path, context=512, seed=-1)
+    try:
+        answers(free, 1, GenerationParams(max_tokens=16, temperature=1.0, seed=5))
+        assert len(set(answers(free, 4))) > 1
+    finally:
+        free.close()
+
+
 def test_stop_string(tiny_model):
     question = ask("Write a long essay about the sea.")
     full = complete(tiny_model, question, GenerationParams(max_tokens=40, temperature=0.0)).text

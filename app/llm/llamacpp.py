@@ -116,6 +116,10 @@ class LlamaCppModel:
                 "not know ({gguf.architecture}), or the machine may lack the memory."
             ) from exc
         self._llama_cpp = llama_cpp
+        # llama-cpp-python reads a seed of 0 as "random" (`seed or DEFAULT`): set the
+        # configured one after loading. Calls without their own seed return to it.
+        self._seed = seed if seed >= 0 else llama_cpp.LLAMA_DEFAULT_SEED
+        self._llm.set_seed(self._seed)
         self._lock = threading.Lock()
         self._gguf = gguf
         self._adapter = str(adapter or "")
@@ -235,8 +239,8 @@ class LlamaCppModel:
         llm = self._llm
         vocab = llm._model.vocab
         is_eog = self._llama_cpp.llama_vocab_is_eog
-        if params.seed is not None:
-            llm.set_seed(params.seed)
+        # A call's own seed holds for that call only, not for the ones after it.
+        llm.set_seed(params.seed if params.seed is not None else self._seed)
         max_new = min(params.max_tokens, llm.n_ctx() - len(tokens))
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         stops = StopMatcher(params.stop)
