@@ -115,6 +115,26 @@ def test_dialects():
     assert any("NOPE_UNSET is not set" in w for w in unset.warnings)
 
 
+def test_dialect_keys_are_mapped_or_warned_about(tmp_path):
+    (tmp_path / "plain.env").write_text("# comment\nREGION=eu\nGIVEN=from-file\n")
+    (tmp_path / "fancy.env").write_text("export TOKEN=$(pass show x)\n")
+    result = parse_servers({"inputs": [{"id": "key"}], "mcpServers": {
+        "a": {"command": "a", "envFile": "plain.env", "env": {"GIVEN": "explicit"},
+              "timeout": 30000, "alwaysAllow": ["x"], "autoApprove": ["y"]},
+        "b": {"command": "b", "envFile": "fancy.env"},
+        "c": {"command": "c", "envFile": "missing.env"},
+    }}, base_dir=tmp_path)
+    by = {s.name: s for s in result.servers}
+    assert by["a"].env == {"REGION": "eu", "GIVEN": "explicit"}
+    assert by["a"].call_timeout == 30.0
+    assert by["b"].env == {} and by["c"].env == {}
+    warnings = "\n".join(result.warnings)
+    for expected in ("a: alwaysAllow not imported", "a: autoApprove not imported",
+                     "inputs not imported", "b: envFile", "line 1 is not a plain KEY=VALUE",
+                     "c: envFile missing.env not imported"):
+        assert expected in warnings, warnings
+
+
 @pytest.mark.slow
 def test_list_and_test_connect_for_real(home):
     toy = str(TEST_SERVERS / "toy.py")
