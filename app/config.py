@@ -188,13 +188,23 @@ class Config:
 def load_config(path: Path | None = None) -> Config:
     """Read and validate the config file; a missing file means all defaults."""
     path = path or paths.config_file()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = _read(path)
+    if text is None:
         return Config()
+    return config_from_dict(_parse(path, text), path, text)
+
+
+def _read(path: Path) -> str | None:
+    """The file's text; None when there is none yet."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError as exc:
+        raise ConfigError(path, "is a folder, not a config file; point DESKMATE_CONFIG at "
+                                "a file (it is created when missing)") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(path, f"cannot read the file ({exc})") from exc
-    return config_from_dict(_parse(path, text), path, text)
 
 
 def _parse(path: Path, text: str) -> dict[str, Any]:
@@ -309,7 +319,7 @@ def update_config(mutate: Callable[[dict[str, Any]], None], path: Path | None = 
     middle of editing it. The previous version is kept as ``config.toml.bak``.
     """
     path = path or paths.config_file()
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text = _read(path) or ""
     data = _parse(path, text) if text else {}
     config_from_dict(data, path, text)
     mutate(data)

@@ -125,6 +125,29 @@ def test_update_refuses_to_write_an_invalid_config(home):
     assert path.read_text() == '[model]\nname = "tiny"\n'
 
 
+def test_update_of_an_unreadable_config_is_a_config_error(home, tmp_path):
+    path = paths.config_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"[model]\nname = \"caf\xe9\"\n")  # Latin-1, not UTF-8
+    with pytest.raises(ConfigError, match="cannot read the file"):
+        update_config(lambda d: d.setdefault("model", {}).update(name="tiny"))
+    assert path.read_bytes() == b"[model]\nname = \"caf\xe9\"\n"
+    with pytest.raises(ConfigError, match="is a folder"):
+        update_config(lambda d: d.setdefault("model", {}).update(name="tiny"), tmp_path)
+
+
+def test_cli_config_writes_report_an_unreadable_file_without_a_traceback(tmp_path):
+    from tests.conftest import deskmate
+
+    config = tmp_path / "config.toml"  # where DESKMATE_HOME keeps it
+    config.write_bytes(b"\xff\xfe not text")
+    for args in (("models", "use", "tiny"), ("mcp", "add", "t", "--", "true")):
+        result = deskmate(*args, home=tmp_path)
+        assert result.returncode == 3, result.stderr
+        assert "cannot read the file" in result.stderr and "Traceback" not in result.stderr
+    assert config.read_bytes() == b"\xff\xfe not text"
+
+
 def test_update_creates_the_file(home):
     update_config(lambda d: d.setdefault("model", {}).update(name="tiny"))
     assert load_config().model.name == "tiny"
