@@ -168,3 +168,37 @@ def test_resumed_turns_count_the_users_messages_not_observations(hub):
     finally:
         runtime.sandbox.close()
     assert events[0].turn == 2 and events[-1].turn == 2
+
+
+def test_a_long_cell_stops_at_the_turn_deadline(hub):
+    events, _, _ = run(hub, [py("import time\ntime.sleep(30)"), "Final answer: late"],
+                       wall_s=2.0)
+    assert events[-1].status == "timeout" and events[-1].wall_s < 8
+    assert of(events, ev.Observation)[0].status in {"timeout", "killed"}
+
+
+class SlowModel(ScriptedModel):
+    """Streams its reply one piece every 0.2 s, stopping when asked."""
+
+    def stream(self, messages, params=None, cancel=None):
+        import time
+
+        for event in super().stream(messages, params, cancel):
+            time.sleep(0.2)
+            if cancel is not None and cancel.is_set():
+                from app.llm.base import Finished, Usage
+
+                yield Finished("", "cancelled", Usage())
+                return
+            yield event
+
+
+def test_a_long_model_call_stops_at_the_turn_deadline(hub):
+    model = SlowModel(["x" * 600], chunk=1)  # 600 pieces: two minutes
+    runtime = build_agent(model, hub=hub, limits=AgentLimits(wall_s=1.5))
+    try:
+        events = list(runtime.agent.run("talk"))
+    finally:
+        runtime.sandbox.close()
+    assert events[-1].status == "timeout" and events[-1].wall_s < 6
+    assert not of(events, ev.FinalAnswer)

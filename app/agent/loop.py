@@ -9,6 +9,7 @@ the stored session is training data as it is.
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections import Counter
@@ -46,14 +47,22 @@ class AgentLimits:
 
 
 class _EitherEvent(threading.Event):
-    """Set by us, or by the user's cancel event."""
+    """Set by us, by the user's cancel event, or by the turn's deadline passing.
 
-    def __init__(self, other: threading.Event) -> None:
+    Model streams, cells and tool calls all poll ``is_set``, so one long call cannot
+    overrun the turn's wall time."""
+
+    def __init__(self, other: threading.Event, deadline: float = math.inf) -> None:
         super().__init__()
         self._other = other
+        self._deadline = deadline
+
+    @property
+    def expired(self) -> bool:
+        return time.perf_counter() > self._deadline
 
     def is_set(self) -> bool:
-        return super().is_set() or self._other.is_set()
+        return super().is_set() or self._other.is_set() or self.expired
 
 
 class _Stop(Exception):
@@ -79,6 +88,7 @@ class Agent:
                          if m.role == "user" and not is_feedback(m.content))
         self._tools = tuple(tool_schemas(bridge.catalog)) if mode == "eager" and bridge else ()
         self._events: Queue[ev.AgentEvent] = Queue()
+        self._deadline = math.inf  # of the running turn, on time.perf_counter()
         if bridge is not None:
             bridge.emit = self._events.put
             bridge.max_tool_calls = limits.max_tool_calls
@@ -88,6 +98,7 @@ class Agent:
     def run(self, task: str, cancel: threading.Event | None = None) -> Iterator[ev.AgentEvent]:
         cancel = cancel or threading.Event()
         started = time.perf_counter()
+        self._deadline = started + self.limits.wall_s
         self.turns += 1
         counts = Counter()
         yield ev.TurnStarted(turn=self.turns, user_message=task)
@@ -95,7 +106,7 @@ class Agent:
             yield self._append(ChatMessage("system", self.system_prompt))
         yield self._append(ChatMessage("user", task))
         if self.bridge is not None:
-            self.bridge.new_turn(cancel)
+            self.bridge.new_turn(_EitherEvent(cancel, self._deadline))
         status: ev.TurnStatus = "max_steps"
         codes: Counter[str] = Counter()
         try:
@@ -108,8 +119,8 @@ class Agent:
                 counts["model_calls"] += 1
                 counts["prompt_tokens"] += result.usage.prompt_tokens
                 counts["completion_tokens"] += result.usage.completion_tokens
-                if result.finish_reason == "cancelled" and cancel.is_set():
-                    raise _Stop("cancelled")
+                if result.finish_reason == "cancelled":
+                    raise _Stop("cancelled" if cancel.is_set() else "timeout")
                 if self.mode == "eager":
                     done = yield from self._eager_step(step, text, cancel, counts)
                 else:
@@ -149,7 +160,7 @@ class Agent:
                                   temperature=self.limits.temperature, tools=self._tools)
         # Our own stop, also set by the user's cancel: we end the stream ourselves once
         # the code block is complete, so the model cannot invent the block's output.
-        stop = _EitherEvent(cancel)
+        stop = _EitherEvent(cancel, self._deadline)
         text, result = "", None
         for event in self.model.stream(self.transcript, params, stop):
             if isinstance(event, Delta):
@@ -161,7 +172,8 @@ class Agent:
             elif isinstance(event, Finished):
                 result = event
         assert result is not None
-        reason = "cancelled" if cancel.is_set() else (
+        cut = result.finish_reason == "cancelled" and (cancel.is_set() or stop.expired)
+        reason = "cancelled" if cut else (
             "stop" if result.finish_reason == "cancelled" else result.finish_reason)
         yield ev.ModelMessage(step=step, text=text, finish_reason=reason, usage=result.usage)
         return text, Finished(text, reason, result.usage)
@@ -194,7 +206,12 @@ class Agent:
         return False
 
     def _execute(self, code: str, cancel: threading.Event):
-        return (yield from self._in_thread(self.sandbox.execute, code, cancel=cancel))
+        # A cell gets the time left in the turn at most; its status is then "timeout".
+        limits = getattr(self.sandbox, "limits", None)
+        left = max(0.1, self._deadline - time.perf_counter())
+        timeout = min(limits.cell_timeout_s, left) if limits is not None else left
+        return (yield from self._in_thread(self.sandbox.execute, code, timeout=timeout,
+                                           cancel=_EitherEvent(cancel, self._deadline)))
 
     def _in_thread(self, fn: Any, *args: Any, **kwargs: Any):
         """Run ``fn`` in a helper thread, passing on the bridge's events as they happen
