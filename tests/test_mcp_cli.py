@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT, TEST_SERVERS, deskmate
 
 from tools.hub.dialects import ImportError_, parse_servers
+from tools.hub.servers import expand
 
 
 def servers_in(home):
@@ -44,6 +45,11 @@ def test_add_rejects_bad_input(home):
     bad = deskmate("mcp", "add", "bad name!", "--", "cmd", home=home)
     assert bad.returncode == 2 and "server name" in bad.stderr
     assert not (home / "config.toml").exists()
+
+
+def test_default_applies_to_a_set_but_empty_variable():
+    env = {"EMPTY": "", "FULL": "x"}
+    assert expand("${EMPTY:-d}|${FULL:-d}|${UNSET:-d}|${EMPTY}", env) == "d|x|d|"
 
 
 def test_urls_are_checked_after_expansion_and_kept_unexpanded(home, tmp_path):

@@ -149,15 +149,19 @@ def _check_value(key: str, value: Any) -> Any:
 
 
 def expand(text: str, environ: Mapping[str, str] | None = None) -> str:
-    """Expand ``${VAR}`` and ``${VAR:-default}``; an unset VAR without default is an error."""
+    """Expand ``${VAR}`` and ``${VAR:-default}``; an unset VAR without default is an error.
+
+    As in the shell, the default also stands in for a VAR that is set but empty.
+    """
     environ = os.environ if environ is None else environ
 
     def sub(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
-        if name in environ:
-            return environ[name]
-        if default is not None:
+        value = environ.get(name)
+        if default is not None and not value:
             return default
+        if value is not None:
+            return value
         raise ServerConfigError(name, f"environment variable {name} is not set "
                                 "(referenced as ${" + name + "})")
 
