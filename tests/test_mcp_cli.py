@@ -47,6 +47,16 @@ def test_add_rejects_bad_input(home):
     assert not (home / "config.toml").exists()
 
 
+@pytest.mark.parametrize("options", [
+    ("--header", "A=b", "--", "cmd"), ("--transport", "sse", "--", "cmd"),
+    ("--url", "https://x.test/mcp", "--env", "A=b"), ("--url", "https://x.test/mcp", "--cwd", "/"),
+])
+def test_add_refuses_options_that_do_not_fit_the_server(home, options):
+    result = deskmate("mcp", "add", "x", *options, home=home)
+    assert result.returncode == 2 and "are for a" in result.stderr, result.stderr
+    assert not (home / "config.toml").exists()
+
+
 def test_default_applies_to_a_set_but_empty_variable():
     env = {"EMPTY": "", "FULL": "x"}
     assert expand("${EMPTY:-d}|${FULL:-d}|${UNSET:-d}|${EMPTY}", env) == "d|x|d|"

@@ -60,10 +60,16 @@ def add(env: Env, name: str, command: tuple[str, ...], url: str | None, transpor
     if url:
         if command:
             raise click.UsageError("give either a command (after --) or --url, not both")
+        if envs or cwd:
+            raise click.UsageError("--env and --cwd are for a local (stdio) server, not --url; "
+                                   "a remote server takes --header")
         table.update(url=url, transport=transport or "http")
         if headers:
             table["headers"] = _pairs(headers, "--header")
     elif command:
+        if headers or transport:
+            raise click.UsageError("--header and --transport are for a --url server; a local "
+                                   "(stdio) server takes --env and --cwd")
         table.update(command=command[0])
         if command[1:]:
             table["args"] = list(command[1:])
