@@ -105,9 +105,14 @@ def test_repeated_cell_ends_the_turn(hub):
 
 
 def test_tool_call_limit(hub):
-    events, _, _ = run(hub, [py("for i in range(5):\n    toy.echo(text=str(i))"),
-                             "Final answer: x"], max_tool_calls=3)
-    assert "tool call limit reached" in of(events, ev.Observation)[0].content
+    # Refused calls (here: repeats) do not count; going over the limit ends the turn.
+    code = ("for i in [0, 0, 0, 0, 1, 2, 3]:\n    try:\n        toy.echo(text=str(i))\n"
+            "    except Exception as exc:\n        print(exc)")
+    events, _, _ = run(hub, [py(code), "Final answer: x"], max_tool_calls=4)
+    content = of(events, ev.Observation)[0].content
+    assert "already called 3 times" in content and "tool call limit reached" in content
+    assert len(of(events, ev.ToolCallFinished)) == 4
+    assert events[-1].status == "max_tool_calls" and events[-1].tool_calls == 4
 
 
 def test_approval_callback_is_asked_and_obeyed(hub):

@@ -60,7 +60,8 @@ class ToolBridge:
         self.max_tool_calls = max_tool_calls
         self.cancel: threading.Event | None = None
         self.step = 0
-        self.calls = 0
+        self.calls = 0  # calls this turn that ran (refused ones do not count)
+        self.limit_reached = False  # a call this turn was refused for max_tool_calls
         self._seen: Counter[str] = Counter()
         self._servers: dict[str, str] = {}  # python name -> server name
         self._tools: dict[tuple[str, str], tuple[ToolSpec, Signature]] = {}
@@ -72,6 +73,7 @@ class ToolBridge:
 
     def new_turn(self, cancel: threading.Event | None = None) -> None:
         self.calls = 0
+        self.limit_reached = False
         self._seen.clear()
         self.cancel = cancel
 
@@ -151,8 +153,8 @@ class ToolBridge:
 
     def _invoke(self, real: str, spec: ToolSpec, sig: Signature,
                 arguments: dict[str, Any], call_id: str | None = None) -> Any:
-        self.calls += 1
-        if self.calls > self.max_tool_calls:
+        if self.calls >= self.max_tool_calls:
+            self.limit_reached = True
             raise BridgeError(f"tool call limit reached ({self.max_tool_calls} per turn): "
                               "work with the results you have, or give your final answer")
         key = json.dumps([real, spec.name, arguments], sort_keys=True, default=str)
@@ -173,6 +175,7 @@ class ToolBridge:
         if not verdict.allowed:
             self._finished(call_id, real, spec.name, f"denied: {verdict.reason}", True, 0.0)
             raise BridgeError(f"{real}.{spec.name} was not run: {verdict.reason}")
+        self.calls += 1
         started = time.perf_counter()
         try:
             result = self._call(real, spec.name, arguments, cancel=self.cancel)

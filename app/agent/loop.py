@@ -128,6 +128,8 @@ class Agent:
                 if done:
                     status = "answered"
                     break
+                if self.bridge is not None and self.bridge.limit_reached:
+                    raise _Stop("max_tool_calls")
         except _Stop as stop:
             status = stop.status
         except ModelError as exc:
