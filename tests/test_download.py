@@ -115,7 +115,23 @@ def test_corrupt_download_is_rejected(hub, home):
     result = against_hub("models", "pull", "hf:test/tiny-GGUF/corrupt.gguf", home=home, hub=hub)
     assert result.returncode == 1
     assert "does not match its published sha256" in result.stderr
+    assert "removed from the cache" in result.stderr
     assert "Traceback" not in result.stderr
+    # Nothing of it is left to be used by --model or relinked by the next pull.
+    cache = home / "cache" / "huggingface"
+    assert not [p for p in cache.rglob("*") if p.is_file() and p.stat().st_size > 1_000_000]
+    use = against_hub("models", "use", "hf:test/tiny-GGUF/corrupt.gguf", home=home, hub=hub)
+    assert use.returncode == 0 and "not downloaded yet" in use.stdout + use.stderr
+    # Once the Hub serves the right bytes, a pull downloads them.
+    good = hub.files["test/tiny-GGUF/tiny.gguf"]
+    bad, hub.files["test/tiny-GGUF/corrupt.gguf"] = hub.files["test/tiny-GGUF/corrupt.gguf"], good
+    try:
+        gets = hub.gets
+        again = against_hub("models", "pull", "hf:test/tiny-GGUF/corrupt.gguf", home=home, hub=hub)
+        assert again.returncode == 0, again.stderr
+        assert hub.gets > gets
+    finally:
+        hub.files["test/tiny-GGUF/corrupt.gguf"] = bad
 
 
 def test_missing_file_on_the_hub(hub, home):

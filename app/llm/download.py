@@ -41,8 +41,23 @@ def pull(spec: str, progress: Progress | None = None,
         verify(source.path)
         return source.path
     path = _hf_download(source, progress, cancel)
-    verify(path, _expected_sha256(source))
+    try:
+        verify(path, _expected_sha256(source))
+    except ModelError as exc:
+        # Left in the cache, a bad file would be found there and used by the next
+        # `--model`, and the next pull would relink its blob instead of downloading.
+        _discard(path)
+        raise ModelError(f"{exc}. The download was removed from the cache; pull again "
+                         "to fetch it anew") from exc
     return path
+
+
+def _discard(path: Path) -> None:
+    """Remove a cached download: the snapshot's link and the blob it points to."""
+    blob = path.resolve()
+    path.unlink(missing_ok=True)
+    if blob != path:
+        blob.unlink(missing_ok=True)
 
 
 def _hf_download(source: ModelSource, progress: Progress | None,
@@ -98,7 +113,7 @@ def verify(path: Path, sha256: str | None = None) -> None:
         raise ModelError(str(exc)) from exc
     if sha256 and file_sha256(path) != sha256.lower():
         raise ModelError(f"{path} does not match its published sha256 ({sha256[:12]}…): the "
-                         "file is corrupt or was replaced; delete it and pull again")
+                         "file is corrupt or was replaced; get it again")
 
 
 def file_sha256(path: Path, chunk: int = 1 << 22) -> str:
