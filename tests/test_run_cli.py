@@ -75,3 +75,39 @@ def test_ctrl_c_cancels_the_running_cell_and_records_the_turn(home, monkeypatch)
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["status"] == "cancelled" and out["wall_s"] < 20
     assert get_session(open_db(), out["session"]).turns[0].status == "cancelled"
+
+
+def test_a_sandbox_that_cannot_start_is_one_clear_error(home, monkeypatch):
+    from click.testing import CliRunner
+
+    from app.agent.scripted import ScriptedModel
+    from app.cli import main
+    from tools.sandbox import Sandbox, SandboxError
+
+    def broken(self):
+        raise SandboxError("the worker exited at start (rc 1)")
+
+    monkeypatch.setattr(Sandbox, "start", broken)
+    monkeypatch.setattr("app.cli.run.load_model",
+                        lambda env, model: ScriptedModel(["Final answer: x"]))
+    result = CliRunner().invoke(main, ["run", "--mode", "code", "hi"])
+    assert result.exit_code == 1 and not isinstance(result.exception, SandboxError)
+    assert "sandbox could not start: the worker exited at start" in result.output
+
+
+def test_a_sandbox_failing_mid_turn_ends_it_with_an_error():
+    from app.agent import events as ev
+    from app.agent.loop import Agent
+    from app.agent.scripted import ScriptedModel
+    from tools.sandbox import SandboxError
+
+    class Broken:
+        def execute(self, code, **options):
+            raise SandboxError("cannot restart the worker")
+
+    agent = Agent(ScriptedModel(["```python\nprint(1)\n```"]), system_prompt="s",
+                  sandbox=Broken())
+    events = list(agent.run("go"))
+    error = next(e for e in events if isinstance(e, ev.AgentError))
+    assert error.kind == "sandbox" and "cannot restart the worker" in error.message
+    assert isinstance(events[-1], ev.TurnFinished) and events[-1].status == "error"

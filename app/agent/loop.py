@@ -32,6 +32,7 @@ from app.agent.parse import (
     parse_reply,
 )
 from app.llm.base import ChatMessage, ChatModel, Delta, Finished, GenerationParams, ModelError
+from tools.sandbox import SandboxError
 from tools.sandbox.capture import truncate_middle as truncate
 
 
@@ -135,6 +136,9 @@ class Agent:
         except ModelError as exc:
             status = "error"
             yield ev.AgentError(message=str(exc), kind="model")
+        except SandboxError as exc:  # the worker could not be (re)started
+            status = "error"
+            yield ev.AgentError(message=f"the Python sandbox failed: {exc}", kind="sandbox")
         if self.bridge is not None:
             counts["tool_calls"] = self.bridge.calls
         yield ev.TurnFinished(

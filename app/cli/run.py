@@ -43,6 +43,7 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
     from app.toolspace import mcp_log_dir
     from tools.hub import Hub
     from tools.policy import Policy
+    from tools.sandbox import SandboxError
 
     text = sys.stdin.read() if task == ("-",) else " ".join(task)
     if mcp_config is not None:  # same as `deskmate --mcp-config FILE run …`
@@ -62,10 +63,14 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
                 if state.status != "ready":
                     click.echo(f"warning: MCP server {state.name} is {state.status}: "
                                f"{state.error.splitlines()[0] if state.error else ''}", err=True)
-        runtime = build_agent(llm, hub=hub, mode=mode, policy=policy, limits=limits,
-                              sandbox_limits=sandbox_limits,
-                              index_tokens=env.config.agent.index_tokens,
-                              search_cache=paths.cache_dir() / "embeddings")
+        try:
+            runtime = build_agent(llm, hub=hub, mode=mode, policy=policy, limits=limits,
+                                  sandbox_limits=sandbox_limits,
+                                  index_tokens=env.config.agent.index_tokens,
+                                  search_cache=paths.cache_dir() / "embeddings")
+        except SandboxError as exc:
+            fail(f"the Python sandbox could not start: {exc}\n"
+                 "(code mode runs the model's code in it; --mode eager does not need it)")
         recorder = None if no_record else _recorder(llm, mode)
         cancel = threading.Event()
         answer, finished = "", None
