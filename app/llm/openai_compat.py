@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -38,6 +39,10 @@ class OpenAICompatibleModel:
             headers=headers, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
         self.info = ModelInfo(name=model or self.base_url, backend="openai",
                               context_size=context, path=self.base_url)
+        # How this server takes a JSON schema: OpenAI's "json_schema" (vLLM, llama-server,
+        # Ollama) or llama-cpp-python's own {"type": "json_object", "schema": …}; learnt
+        # from the first refusal.
+        self._schema_style = "json_schema"
 
     def _payload(self, messages: Sequence[ChatMessage], params: GenerationParams) -> dict:
         body: dict[str, Any] = {
@@ -57,10 +62,11 @@ class OpenAICompatibleModel:
         if params.tools:
             body["tools"] = list(params.tools)
         if params.json_schema is not None:
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "response", "schema": params.json_schema, "strict": True},
-            }
+            body["response_format"] = (
+                {"type": "json_object", "schema": params.json_schema}
+                if self._schema_style == "json_object" else
+                {"type": "json_schema", "json_schema": {
+                    "name": "response", "schema": params.json_schema, "strict": True}})
         if params.grammar:
             body["grammar"] = params.grammar  # llama.cpp servers; others reject or ignore it
         return body
@@ -79,10 +85,7 @@ class OpenAICompatibleModel:
         usage: dict[str, Any] = {}
         finish = "stop"
         try:
-            with self._client.stream("POST", url, json=self._payload(messages, params)) as resp:
-                if resp.status_code >= 400:
-                    raise ModelError(f"{url} answered HTTP {resp.status_code}: "
-                                     f"{resp.read().decode(errors='replace')[:500]}")
+            with self._request(url, messages, params) as resp:
                 for chunk in _sse_json(resp.iter_lines()):
                     if cancel.is_set():
                         finish = "cancelled"
@@ -117,6 +120,22 @@ class OpenAICompatibleModel:
         if usage.get("completion"):
             result = replace(result, completion_tokens=usage["completion"])
         yield Finished("".join(text), finish, result)
+
+    @contextmanager
+    def _request(self, url: str, messages: Sequence[ChatMessage],
+                 params: GenerationParams) -> Iterator[httpx.Response]:
+        for attempt in range(2):
+            with self._client.stream("POST", url, json=self._payload(messages, params)) as resp:
+                if resp.status_code < 400:
+                    yield resp
+                    return
+                body = resp.read().decode(errors="replace")
+            refused_schema = (params.json_schema is not None and "json_object" in body
+                              and self._schema_style == "json_schema")
+            if attempt == 0 and refused_schema:
+                self._schema_style = "json_object"  # llama-cpp-python's server
+                continue
+            raise ModelError(f"{url} answered HTTP {resp.status_code}: {body[:500]}")
 
     def close(self) -> None:
         self._client.close()
