@@ -34,7 +34,7 @@ from app.agent.eager import tool_schemas  # noqa: E402
 from app.agent.factory import build_agent  # noqa: E402
 from app.agent.loop import AgentLimits  # noqa: E402
 from app.agent.scripted import ScriptedModel  # noqa: E402
-from app.llm.base import ChatMessage  # noqa: E402
+from app.llm.base import ChatMessage, ModelError  # noqa: E402
 from tools.hub import Hub  # noqa: E402
 from tools.policy import Policy  # noqa: E402
 
@@ -128,7 +128,10 @@ def main() -> None:
     from app.llm.llamacpp import LlamaCppModel
     from app.llm.registry import resolve_model
 
-    tokenizer = LlamaCppModel(resolve_model(args.model), context=512)
+    try:
+        tokenizer = LlamaCppModel(resolve_model(args.model), context=512)
+    except ModelError as exc:  # not downloaded, not a GGUF, …: say so, no traceback
+        parser.exit(1, f"{parser.prog}: {exc}\n")
     count = lambda text: len(tokenizer.tokenize(text))  # noqa: E731
     with Hub([toy_config()], Path(tempfile.mkdtemp())) as hub:
         hub.start()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.llm import ChatMessage, GenerationParams, complete
+from app.llm import ChatMessage, GenerationParams, ModelError, complete
 from app.llm.llamacpp import LlamaCppModel
 from app.llm.registry import resolve_model
 
@@ -74,7 +74,10 @@ def main() -> None:
     parser.add_argument("--context", type=int, default=4096)
     args = parser.parse_args()
 
-    model = LlamaCppModel(resolve_model(args.model), context=args.context, seed=0)
+    try:
+        model = LlamaCppModel(resolve_model(args.model), context=args.context, seed=0)
+    except ModelError as exc:  # not downloaded, not a GGUF, …: say so, no traceback
+        parser.exit(1, f"{parser.prog}: {exc}\n")
     messages = [ChatMessage("user", PROMPT)]
     tokens = model.tokenize(model.render(messages))
     ours_runs, raw_runs, counts = [], [], set()

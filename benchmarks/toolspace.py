@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from app import paths  # noqa: E402
 from app.agent.bridge import ToolBridge  # noqa: E402
 from app.agent.eager import tool_schemas  # noqa: E402
-from app.llm import ChatMessage  # noqa: E402
+from app.llm import ChatMessage, ModelError  # noqa: E402
 from app.llm.llamacpp import LlamaCppModel  # noqa: E402
 from app.llm.registry import resolve_model  # noqa: E402
 from tools.catalog import Catalog  # noqa: E402
@@ -168,7 +168,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     catalog = Catalog.from_snapshots(args.catalog)
     queries = load_queries(args.queries, catalog)
-    model = LlamaCppModel(resolve_model(args.model), context=2048)
+    try:
+        model = LlamaCppModel(resolve_model(args.model), context=2048)
+    except ModelError as exc:  # not downloaded, not a GGUF, …: say so, no traceback
+        parser.exit(1, f"{parser.prog}: {exc}\n")
 
     def count(text: str) -> int:
         return len(model.tokenize(text))
