@@ -45,7 +45,9 @@ def render_trajectory(messages: Sequence[ChatMessage], budget: int) -> str:
             after_task = True  # the task itself: shown once, above the rollouts
             continue
         who = "AGENT" if message.role == "assistant" else "TOOL OUTPUT"
-        lines.append(f"{who}: {message.content.strip()}")
+        calls = [f"calls {c['function']['name']}({c['function']['arguments']})"
+                 for c in message.tool_calls]  # eager mode's native tool calls
+        lines.append(f"{who}: " + "\n".join([message.content.strip(), *calls]).strip())
     return truncate("\n".join(lines) or "(the agent produced nothing)", budget)
 
 

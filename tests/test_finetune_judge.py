@@ -119,3 +119,12 @@ def test_real_tiny_model_scores_under_grammar(tiny_model):
     got = judge.score_criteria("What is 2+2?", CRITERIA, transcripts)
     assert len(got) == 3 and all(len(row) == 2 for row in got)
     assert all(0.0 <= v <= 1.0 for row in got for v in row)
+
+
+def test_trajectory_shows_native_tool_calls():
+    call = {"id": "call_a", "type": "function",
+            "function": {"name": "toy__add", "arguments": '{"a": 2, "b": 3}'}}
+    text = render_trajectory([ChatMessage("user", "add"),
+                              ChatMessage("assistant", "", tool_calls=(call,)),
+                              ChatMessage("tool", "5", tool_call_id="call_a")], 2000)
+    assert 'AGENT: calls toy__add({"a": 2, "b": 3})' in text and "TOOL OUTPUT: 5" in text
