@@ -361,3 +361,22 @@ def test_calls_of_rebuilt_bridges_in_one_session_keep_their_own_rows(db):
     calls = get_session(db, recorder.session_id).tool_calls
     assert sorted(c.arguments["text"] for c in calls) == ["first", "second"]
     assert len({c.call_id for c in calls}) == 2
+
+
+def test_saved_kv_states_beyond_the_budget_go_oldest_first(home):
+    import os
+
+    from app.store.sessions import prune_kv_states
+
+    folder = paths.kv_state_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    for age, sid in enumerate(["newest", "middle", "oldest", "current"]):
+        kv = folder / f"{sid}.kv"
+        kv.write_bytes(b"x" * 100)
+        (folder / f"{sid}.kv.json").write_text("{}")
+        stamp = 1_000_000 - age * 100  # "current" is the oldest file, but in use
+        os.utime(kv, (stamp, stamp))
+    assert prune_kv_states(keep="current", budget=250) == ["oldest", "middle"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "current.kv", "current.kv.json", "newest.kv", "newest.kv.json"]
+    assert prune_kv_states(keep="current", budget=250) == []  # within the budget now

@@ -119,6 +119,37 @@ def kv_state_path(session_id: str) -> Path:
     return paths.kv_state_dir() / f"{session_id}.kv"
 
 
+# A 4B model's KV state is ~150 KB a token: a few long sessions fill gigabytes. Past
+# this, the least recently saved states go; resuming such a session re-evaluates its
+# transcript instead (slower, nothing lost).
+KV_STATE_BUDGET_BYTES = 4 << 30
+
+
+def prune_kv_states(keep: str | None = None, budget: int = KV_STATE_BUDGET_BYTES) -> list[str]:
+    """Delete the oldest saved KV states until they fit ``budget``; never ``keep``'s.
+
+    Returns the session ids whose state was deleted."""
+    states = []
+    for path in paths.kv_state_dir().glob("*.kv"):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue  # deleted meanwhile
+        states.append((stat.st_mtime, stat.st_size, path))
+    total = sum(size for _, size, _ in states)
+    dropped = []
+    for _, size, path in sorted(states):
+        if total <= budget:
+            break
+        if path.stem == keep:
+            continue
+        path.unlink(missing_ok=True)
+        Path(f"{path}.json").unlink(missing_ok=True)
+        total -= size
+        dropped.append(path.stem)
+    return dropped
+
+
 def resume(db: Database, session_id: str) -> ResumedSession:
     """The transcript to continue from, and where the session's KV state is kept.
 

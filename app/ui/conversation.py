@@ -154,9 +154,10 @@ class Conversation:
         save_state = getattr(model, "save_state", None)
         if save_state is None or self.session_id is None:
             return
-        from app.store.sessions import kv_state_path
+        from app.store.sessions import kv_state_path, prune_kv_states
 
         save_state(kv_state_path(self.session_id))
+        prune_kv_states(keep=self.session_id)
 
     def close(self) -> None:
         if self.runtime is not None and self.runtime.sandbox is not None:
