@@ -199,7 +199,8 @@ def test_time_in_the_host_handler_is_not_the_cells(tools):
 
 
 def test_paths_outside_the_sandbox_say_where_files_are():
-    namespace = {"servers": {"filesystem": ["list_directory", "read_text_file"]}}
+    # A server that lists but cannot read: plain file calls are not carried by it.
+    namespace = {"servers": {"filesystem": ["list_directory", "search_files"]}}
     with Sandbox(lambda kind, payload: None, namespace=namespace) as box:
         # os.walk would otherwise yield nothing: the model read "0 files" and answered.
         for code in ("import os\nlist(os.walk('/nowhere/workspace/docs'))",
@@ -216,6 +217,50 @@ def test_paths_outside_the_sandbox_say_where_files_are():
         caught = ok(box.execute("try:\n    open('/nowhere/a')\nexcept OSError as e:\n"
                                 "    print(type(e).__name__)"))
         assert caught.stdout.strip() == "SandboxPathError"
+
+
+def test_plain_file_calls_on_the_users_paths_go_through_the_file_tools():
+    disk = {"/home/u/notes/a.txt": "1\n2\n"}
+    calls = []
+
+    def filesystem(kind, payload):  # the MCP filesystem server's answers, on a dict
+        tool, path = payload["tool"], payload["kwargs"].get("path", "")
+        calls.append((tool, path))
+        if tool == "read_text_file":
+            if path not in disk:
+                raise ToolError(f"ENOENT: no such file or directory, open '{path}'")
+            return {"content": disk[path]}
+        if tool == "write_file":
+            disk[path] = payload["kwargs"]["content"]
+            return {"content": f"Successfully wrote to {path}"}
+        names = sorted({p[len(path) + 1:].split("/")[0] for p in disk
+                        if p.startswith(path + "/")})
+        return {"content": "\n".join(f"[FILE] {n}" for n in names)}
+
+    namespace = {"servers": {"filesystem": ["list_directory", "read_text_file", "write_file"]}}
+    with Sandbox(filesystem, namespace=namespace) as box:
+        out = ok(box.execute(
+            "import os, pathlib\n"
+            "with open('/home/u/notes/a.txt') as f:\n"
+            "    total = sum(int(line) for line in f)\n"
+            "with open('/home/u/notes/total.txt', 'w') as f:\n"
+            "    f.write(str(total))\n"
+            "with open('/home/u/notes/a.txt', 'a') as f:\n"
+            "    f.write('3\\n')\n"
+            "print(total, os.listdir('/home/u/notes'),\n"
+            "      os.path.exists('/home/u/notes/total.txt'),\n"
+            "      os.path.isfile('/home/u/notes/none'),\n"
+            "      pathlib.Path('/home/u/notes/a.txt').read_text().split())"))
+        assert out.stdout.strip() == ("3 ['a.txt', 'total.txt'] True False ['1', '2', '3']")
+        assert disk == {"/home/u/notes/a.txt": "1\n2\n3\n", "/home/u/notes/total.txt": "3"}
+        missing = ok(box.execute("try:\n    open('/home/u/notes/gone.txt')\n"
+                                 "except FileNotFoundError as e:\n"
+                                 "    print('missing:', e.filename)"))
+        assert missing.stdout.strip() == "missing: /home/u/notes/gone.txt"
+        # The sandbox's own folder is still plain Python, with no tool call.
+        before = len(calls)
+        ok(box.execute("open('local.txt', 'w').write('x')\nprint(open('local.txt').read())"))
+        assert len(calls) == before
 
 
 def test_missing_modules_point_to_the_standard_library_and_the_tools():

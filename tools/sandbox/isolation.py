@@ -27,7 +27,7 @@ from tools.sandbox.results import Isolation
 LEVELS = ("bwrap", "unshare", "rlimits")
 OVERRIDE_ENV = "DESKMATE_SANDBOX_ISOLATION"
 HERE = Path(__file__).resolve().parent
-WORKER_FILES = ("worker.py", "protocol.py")
+WORKER_FILES = ("worker.py", "protocol.py", "connected_files.py")
 INSIDE = Path("/opt/deskmate-sandbox")  # where bwrap shows the worker's files
 SYSTEM_LIBS = ("/usr/lib", "/usr/lib64", "/lib", "/lib64")
 # Throwaway uids for root's sandboxes: outside any distribution's range, so no file

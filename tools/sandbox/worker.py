@@ -25,6 +25,10 @@ _spec = importlib.util.spec_from_file_location(
     "_deskmate_protocol", Path(__file__).with_name("protocol.py"))
 protocol = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(protocol)
+_spec = importlib.util.spec_from_file_location(
+    "_deskmate_connected_files", Path(__file__).with_name("connected_files.py"))
+connected_files = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(connected_files)
 
 CELL_PREFIX = "<cell "
 CPU_GRACE_S = 2  # RLIMIT_CPU's hard limit above the soft one: SIGXCPU before SIGKILL
@@ -296,10 +300,8 @@ def _unseen_path(event: str, args: tuple) -> None:
     path = args[0]
     if isinstance(path, bytes):
         path = os.fsdecode(path)
-    if not isinstance(path, str) or not path or os.path.lexists(path):
+    if not _unseen(path):
         return
-    if os.path.isdir(os.path.dirname(os.path.abspath(path))):
-        return  # a new file in a folder the sandbox has, or a plain missing file
     frame = sys._getframe(1)
     while frame is not None:  # imports probe missing paths on their own: not ours
         name = frame.f_code.co_filename
@@ -328,6 +330,63 @@ def _walk_reporting_unseen(top, topdown=True, onerror=None, followlinks=False):
 
 
 _os_walk = os.walk
+# The originals, before install_connected_files() wraps them.
+_real = {"open": open, "isdir": os.path.isdir, "isfile": os.path.isfile,
+         "exists": os.path.exists, "listdir": os.listdir}
+
+
+def _unseen(path) -> bool:
+    """A path this sandbox does not have, in a folder it does not have either (a new
+    file in the sandbox's own folder, or a plain missing one there, is not unseen)."""
+    if not isinstance(path, str) or not path or os.path.lexists(path):
+        return False
+    return not _real["isdir"](os.path.dirname(os.path.abspath(path)))
+
+
+def _user_path(file) -> str | None:
+    """``file`` as a path of the user's that a cell reaches for, else None."""
+    if not IN_CELL or isinstance(file, int):
+        return None
+    try:
+        path = os.fspath(file)
+    except TypeError:
+        return None
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    return path if _unseen(path) else None
+
+
+def install_connected_files(files) -> None:
+    """Route a cell's plain file calls on the user's paths through ``files`` (a
+    connected_files.ToolFiles); every other path keeps Python's own behaviour."""
+    import builtins
+    import io
+
+    def routed_open(file, mode="r", buffering=-1, encoding=None, *args, **kwargs):
+        path = _user_path(file)
+        if path is None:
+            return _real["open"](file, mode, buffering, encoding, *args, **kwargs)
+        return files.open(path, mode, encoding)
+
+    def routed_listdir(path="."):
+        user = _user_path(path)
+        return files.listdir(user) if user is not None else _real["listdir"](path)
+
+    def routed(name: str, kind: str | None):
+        def check(path) -> bool:
+            user = _user_path(path)
+            if user is None:
+                return _real[name](path)
+            found = files.kind(user)
+            return found is not None if kind is None else found == kind
+        check.__name__ = name
+        return check
+
+    builtins.open = io.open = routed_open
+    os.listdir = routed_listdir
+    os.path.exists = routed("exists", None)
+    os.path.isfile = routed("isfile", "file")
+    os.path.isdir = routed("isdir", "dir")
 
 
 def run_cell(code: str, number: int, ns: dict, limits: dict, channel: Channel) -> dict:
@@ -394,6 +453,11 @@ def main(argv: list[str]) -> int:
     sys.stdout.reconfigure(write_through=True)
     channel = Channel(in_fd, out_fd)
     ns = build_namespace(channel, setup.get("namespace") or {})
+    servers = (setup.get("namespace") or {}).get("servers") or {}
+    files = connected_files.ToolFiles.find(
+        servers, lambda server: lambda tool, **kwargs: getattr(ns[server], tool)(**kwargs))
+    if files is not None:
+        install_connected_files(files)
     os.walk = _walk_reporting_unseen
     sys.addaudithook(_unseen_path)
     threading.Thread(target=channel.read_forever, name="protocol", daemon=True).start()

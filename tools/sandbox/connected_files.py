@@ -1,0 +1,162 @@
+"""Plain Python file access to the user's files, carried by the connected file tools.
+
+Small models write ``open(path).read()`` and ``os.listdir(folder)`` far more readily
+than ``filesystem.read_text_file(path=...)``; in the eval suite that was code mode's
+main failure. When a connected server has the usual file tools (the MCP filesystem
+server's names), a cell's ``open``, ``os.listdir`` and ``os.path.exists``/``isfile``/
+``isdir`` on a path the sandbox does not have go through those tools: each is a real
+tool call — checked, approved, recorded — so the tool channel stays the only way out.
+Paths the sandbox has (its working folder) keep plain Python behaviour.
+
+Loaded by worker.py inside the sandbox: standard library only.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+from collections.abc import Callable
+from typing import Any
+
+READ_TOOLS = ("read_text_file", "read_file")
+WRITE_TOOLS = ("write_file",)
+LIST_TOOLS = ("list_directory",)
+
+
+class ToolFiles:
+    """The file tools of one server, as file operations; ``call(tool, **kwargs)``."""
+
+    def __init__(self, server: str, tools: list[str],
+                 call: Callable[..., Any]) -> None:
+        def first(names: tuple[str, ...]) -> str | None:
+            return next((name for name in names if name in tools), None)
+
+        self.server, self._call = server, call
+        self.read_tool, self.write_tool = first(READ_TOOLS), first(WRITE_TOOLS)
+        self.list_tool = first(LIST_TOOLS)
+
+    @classmethod
+    def find(cls, servers: dict[str, list[str]],
+             call_for: Callable[[str], Callable[..., Any]]) -> ToolFiles | None:
+        """The first server that can read files, or None."""
+        for server, tools in servers.items():
+            if any(name in tools for name in READ_TOOLS):
+                return cls(server, tools, call_for(server))
+        return None
+
+    # ------------------------------------------------------------ operations
+
+    def open(self, path: str, mode: str = "r", encoding: str | None = None) -> io.IOBase:
+        binary = "b" in mode
+        if "+" in mode or not set(mode) & set("rwax"):
+            raise self._error(path, f"mode {mode!r} is not supported on the user's files "
+                                    "from here; read, then write the whole file")
+        if "r" in mode:
+            text = self.read(path)
+            return io.BytesIO(text.encode(encoding or "utf-8")) if binary else \
+                io.StringIO(text)
+        if self.write_tool is None:
+            raise self._error(path, f"server {self.server!r} has no write_file tool")
+        start = ""
+        if "a" in mode:
+            try:
+                start = self.read(path)
+            except FileNotFoundError:
+                start = ""
+        elif "x" in mode and self.exists(path):
+            raise FileExistsError(errno.EEXIST, "File exists", path)
+        writer = _BytesWriter if binary else _TextWriter
+        return writer(self, path, start, encoding or "utf-8")
+
+    def read(self, path: str) -> str:
+        return _text(self._tool(self.read_tool, path))
+
+    def write(self, path: str, content: str) -> None:
+        self._tool(self.write_tool, path, content=content)
+
+    def listdir(self, path: str) -> list[str]:
+        if self.list_tool is None:
+            raise self._error(path, f"server {self.server!r} has no list_directory tool")
+        names = []
+        for line in _text(self._tool(self.list_tool, path)).splitlines():
+            tag, _, name = line.strip().partition(" ")
+            if tag in ("[FILE]", "[DIR]") and name:
+                names.append(name)
+        return names
+
+    def kind(self, path: str) -> str | None:
+        """"file", "dir" or None (absent, or the tools cannot tell)."""
+        parent, _, name = path.rstrip("/").rpartition("/")
+        if self.list_tool is None or not name:
+            return None
+        try:
+            listing = _text(self._tool(self.list_tool, parent or "/"))
+        except OSError:
+            return None
+        for line in listing.splitlines():
+            tag, _, entry = line.strip().partition(" ")
+            if entry == name:
+                return {"[FILE]": "file", "[DIR]": "dir"}.get(tag)
+        return None
+
+    def exists(self, path: str) -> bool:
+        return self.kind(path) is not None
+
+    # ------------------------------------------------------------ plumbing
+
+    def _tool(self, tool: str | None, path: str, **kwargs: Any) -> Any:
+        assert tool is not None
+        try:
+            return self._call(tool, path=path, **kwargs)
+        except Exception as exc:  # the sandbox's ToolError: the server said why
+            message = str(exc)
+            lower = message.lower()
+            if "enoent" in lower or "no such file" in lower or "not found" in lower:
+                raise FileNotFoundError(errno.ENOENT, message, path) from None
+            if "denied" in lower or "outside allowed" in lower or "eacces" in lower:
+                raise PermissionError(errno.EACCES, message, path) from None
+            raise OSError(errno.EIO, message, path) from None
+
+    def _error(self, path: str, why: str) -> OSError:
+        return OSError(errno.EINVAL, f"{why} (through {self.server}'s tools)", path)
+
+
+def _text(value: Any) -> str:
+    """A file tool's answer as text: the filesystem server's {"content": text}, or text."""
+    if isinstance(value, dict) and isinstance(value.get("content"), str):
+        return value["content"]
+    if isinstance(value, str):
+        return value
+    import json
+
+    return json.dumps(value)
+
+
+class _TextWriter(io.StringIO):
+    """Collects what the code writes; closing the file writes it through the tool."""
+
+    def __init__(self, files: ToolFiles, path: str, start: str, encoding: str) -> None:
+        super().__init__()
+        self._files, self._path = files, path
+        self.write(start)
+        self.name = path
+
+    def close(self) -> None:
+        if not self.closed:
+            content = self.getvalue()
+            super().close()
+            self._files.write(self._path, content)
+
+
+class _BytesWriter(io.BytesIO):
+    def __init__(self, files: ToolFiles, path: str, start: str, encoding: str) -> None:
+        super().__init__()
+        self._files, self._path, self._encoding = files, path, encoding
+        self.write(start.encode(encoding))
+        self.name = path
+
+    def close(self) -> None:
+        if not self.closed:
+            content = self.getvalue().decode(self._encoding, errors="replace")
+            super().close()
+            self._files.write(self._path, content)
