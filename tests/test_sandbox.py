@@ -233,9 +233,10 @@ def test_plain_file_calls_on_the_users_paths_go_through_the_file_tools():
         if tool == "write_file":
             disk[path] = payload["kwargs"]["content"]
             return {"content": f"Successfully wrote to {path}"}
-        names = sorted({p[len(path) + 1:].split("/")[0] for p in disk
-                        if p.startswith(path + "/")})
-        return {"content": "\n".join(f"[FILE] {n}" for n in names)}
+        below = {p[len(path) + 1:] for p in disk if p.startswith(path + "/")}
+        entries = sorted({(f"[DIR] {b.split('/')[0]}" if "/" in b else f"[FILE] {b}")
+                          for b in below})
+        return {"content": "\n".join(entries)}
 
     namespace = {"servers": {"filesystem": ["list_directory", "read_text_file", "write_file"]}}
     with Sandbox(filesystem, namespace=namespace) as box:
@@ -257,6 +258,9 @@ def test_plain_file_calls_on_the_users_paths_go_through_the_file_tools():
                                  "except FileNotFoundError as e:\n"
                                  "    print('missing:', e.filename)"))
         assert missing.stdout.strip() == "missing: /home/u/notes/gone.txt"
+        walked = ok(box.execute("print([(r, d, f) for r, d, f in os.walk('/home/u')])"))
+        assert walked.stdout.strip() == ("[('/home/u', ['notes'], []), "
+                                         "('/home/u/notes', [], ['a.txt', 'total.txt'])]")
         # The sandbox's own folder is still plain Python, with no tool call.
         before = len(calls)
         ok(box.execute("open('local.txt', 'w').write('x')\nprint(open('local.txt').read())"))

@@ -4,7 +4,7 @@ Small models write ``open(path).read()`` and ``os.listdir(folder)`` far more rea
 than ``filesystem.read_text_file(path=...)``; in the eval suite that was code mode's
 main failure. When a connected server has the usual file tools (the MCP filesystem
 server's names), a cell's ``open``, ``os.listdir`` and ``os.path.exists``/``isfile``/
-``isdir`` on a path the sandbox does not have go through those tools: each is a real
+``isdir`` and ``os.walk`` on a path the sandbox does not have go through those tools: each is a real
 tool call — checked, approved, recorded — so the tool channel stays the only way out.
 Paths the sandbox has (its working folder) keep plain Python behaviour.
 
@@ -75,14 +75,35 @@ class ToolFiles:
         self._tool(self.write_tool, path, content=content)
 
     def listdir(self, path: str) -> list[str]:
+        return [name for name, _ in self.entries(path)]
+
+    def entries(self, path: str) -> list[tuple[str, bool]]:
+        """(name, is a folder) of each entry, as list_directory gives them."""
         if self.list_tool is None:
             raise self._error(path, f"server {self.server!r} has no list_directory tool")
-        names = []
+        out = []
         for line in _text(self._tool(self.list_tool, path)).splitlines():
             tag, _, name = line.strip().partition(" ")
             if tag in ("[FILE]", "[DIR]") and name:
-                names.append(name)
-        return names
+                out.append((name, tag == "[DIR]"))
+        return out
+
+    def walk(self, top: str, topdown: bool = True, onerror=None):
+        """os.walk over the tools: one list_directory call per folder."""
+        try:
+            entries = self.entries(top)
+        except OSError as exc:
+            if onerror is not None:
+                onerror(exc)
+            return
+        dirs = [name for name, is_dir in entries if is_dir]
+        files = [name for name, is_dir in entries if not is_dir]
+        if topdown:
+            yield top, dirs, files
+        for name in dirs:  # after the caller may have pruned them, as os.walk does
+            yield from self.walk(f"{top.rstrip('/')}/{name}", topdown, onerror)
+        if not topdown:
+            yield top, dirs, files
 
     def kind(self, path: str) -> str | None:
         """"file", "dir" or None (absent, or the tools cannot tell)."""

@@ -320,7 +320,11 @@ def _unseen_path(event: str, args: tuple) -> None:
 
 
 def _walk_reporting_unseen(top, topdown=True, onerror=None, followlinks=False):
-    """os.walk, except that a path outside the sandbox is an error, not an empty walk."""
+    """os.walk, except that a path outside the sandbox is an error, not an empty walk
+    (or a walk through the connected file tools, when there are some)."""
+    user = _user_path(top) if _FILES is not None else None
+    if user is not None:
+        return _FILES.walk(user, topdown, onerror)
     def report(exc: OSError) -> None:
         if isinstance(exc, SandboxPathError):
             raise exc
@@ -330,6 +334,7 @@ def _walk_reporting_unseen(top, topdown=True, onerror=None, followlinks=False):
 
 
 _os_walk = os.walk
+_FILES = None  # connected_files.ToolFiles, once install_connected_files() ran
 # The originals, before install_connected_files() wraps them.
 _real = {"open": open, "isdir": os.path.isdir, "isfile": os.path.isfile,
          "exists": os.path.exists, "listdir": os.listdir}
@@ -361,6 +366,9 @@ def install_connected_files(files) -> None:
     connected_files.ToolFiles); every other path keeps Python's own behaviour."""
     import builtins
     import io
+
+    global _FILES
+    _FILES = files
 
     def routed_open(file, mode="r", buffering=-1, encoding=None, *args, **kwargs):
         path = _user_path(file)
