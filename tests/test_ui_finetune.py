@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 from conftest import rated_session
-from test_ui_support import make_app, scripted, wait_for
+from test_ui_support import make_app, record_notifications, scripted, wait_for
 from textual.widgets import Button, DataTable, Input, Log, ProgressBar, Select, Sparkline
 
 from app import paths
@@ -29,8 +29,8 @@ def tiny_app(tiny_model_path) -> DeskmateApp:
     """The app configured with the tiny GGUF (which trains on the CPU); its chat model
     is scripted, the training child process loads the GGUF itself."""
     model = scripted("fine")
-    return DeskmateApp(Config(model=ModelConfig(name=str(tiny_model_path))),
-                       model_factory=lambda c, s: model, mode="eager")
+    return record_notifications(DeskmateApp(Config(model=ModelConfig(name=str(tiny_model_path))),
+                                            model_factory=lambda c, s: model, mode="eager"))
 
 
 def record_tasks(count: int) -> None:
@@ -95,7 +95,14 @@ async def test_stop_leaves_a_run_that_resumes(home, tiny_model_path):
                        timeout=120, what="the task list")
         assert not screen.query_one("#finetune-stop", Button).disabled
         await pilot.press("x")
-        await wait_for(pilot, lambda: screen.live is None, timeout=120, what="the stop")
+
+        def child() -> str:  # if the stop times out: did the child get it, what did it say
+            proc = screen.child
+            state = "none" if proc is None else f"pid {proc.pid}, exit {proc.poll()}"
+            return f"child {state}, log tail {list(log.lines)[-5:]}"
+
+        await wait_for(pilot, lambda: screen.live is None, timeout=120, what="the stop",
+                       context=child)
         runs = screen.query_one("#finetune-runs", DataTable)
         await wait_for(pilot, lambda: runs.row_count == 1 and str(
             runs.get_row_at(0)[2]) == "interrupted", what="the interrupted run")

@@ -48,8 +48,13 @@ def make_app(model=None, servers=(), mode: str = "eager", **config) -> DeskmateA
         app = DeskmateApp(cfg, mode=mode)
     else:
         app = DeskmateApp(cfg, model_factory=lambda c, spec: model, mode=mode)
-    # Every notification, also those expired by the time a wait gives up (errors show
-    # for 12 s; a wait lasts up to 60): a timed-out wait prints them all.
+    return record_notifications(app)
+
+
+def record_notifications(app: DeskmateApp) -> DeskmateApp:
+    """Keep every notification in ``app.said``, also those expired by the time a wait
+    gives up (errors show for 12 s; a wait lasts up to 60): a timed-out wait prints
+    them all."""
     app.said = []  # type: ignore[attr-defined]
     notify = app.notify
 
@@ -65,14 +70,19 @@ def scripted(*replies, chunk: int = 6) -> ScriptedModel:
     return ScriptedModel(list(replies), chunk=chunk)
 
 
-async def wait_for(pilot, predicate, timeout: float = 60.0, what: str = "") -> None:
+async def wait_for(pilot, predicate, timeout: float = 60.0, what: str = "",
+                   context=None) -> None:
+    """Wait until ``predicate()``; on a timeout say what the screen showed, every
+    notification, and ``context()`` (what else the test can tell)."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
             app = pilot.app
             said = getattr(app, "said", None) or [n.message for n in app._notifications]
+            more = f"; {context()}" if context is not None else ""
             raise AssertionError(f"timed out waiting for {what or predicate} (screen "
-                                 f"{type(app.screen).__name__}, notifications {said})")
+                                 f"{type(app.screen).__name__}, focus {app.focused!r}, "
+                                 f"notifications {said}{more})")
         await pilot.pause(0.05)
 
 
