@@ -20,7 +20,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -353,11 +355,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     spec = RunSpec(**json.loads(spec_path.read_text()))
     run_dir = spec_path.parent
 
+    # A stop (SIGINT) can land inside a library's import that catches every exception
+    # and goes on (torchao's kernel loader does: it logs "Failed to load" and carries
+    # on); the run then ignored it. Remembered here, it is raised again at the next
+    # progress line at the latest.
+    stop_asked = threading.Event()
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        stop_asked.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+
     def emit(line: dict[str, Any]) -> None:
         if as_json:
             print(json.dumps(line), flush=True)
         else:
             print(_human(line), flush=True)
+        if stop_asked.is_set() and line.get("event") not in ("interrupted", "error"):
+            raise KeyboardInterrupt
 
     from finetune.runs import finish_run
 
