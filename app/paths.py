@@ -40,6 +40,11 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME))
 
 
+def embeddings_cache() -> Path:
+    """Tool-description embeddings of the hybrid search (recomputed when missing)."""
+    return cache_dir() / "embeddings"
+
+
 def cache_dir() -> Path:
     """Downloads that can be fetched again."""
     if home := home_override():

@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     modes = {"bm25": ToolSearch(catalog)}
     build_s = time.perf_counter() - started
     embedder = None
-    cache = paths.cache_dir() / "embeddings"
+    cache = paths.embeddings_cache()
     if not args.no_dense:
         try:
             embedder = _QueryCache(load_embedder())

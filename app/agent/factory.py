@@ -79,6 +79,15 @@ def _no_hub(server: str, tool: str, arguments: dict, cancel: Any = None) -> Any:
     raise ServerUnavailable("no MCP servers are connected")
 
 
+def options_from_config(config: Any, **overrides: Any) -> dict[str, Any]:
+    """``build_agent``'s settings from the config, the same for the app and ``run``."""
+    from app import paths
+
+    limits, sandbox_limits = limits_from_config(config, **overrides)
+    return dict(limits=limits, sandbox_limits=sandbox_limits,
+                index_tokens=config.agent.index_tokens, search_cache=paths.embeddings_cache())
+
+
 def limits_from_config(config: Any, **overrides: Any) -> tuple[AgentLimits, Any]:
     """Agent and sandbox limits from the ``[agent]`` and ``[model]`` config sections."""
     from tools.sandbox import Limits

@@ -37,9 +37,8 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
         max_tokens: int | None, as_json: bool,
         no_record: bool) -> None:
     """Solve TASK with the agent (`-` reads it from standard input)."""
-    from app import paths
     from app.agent import events as ev
-    from app.agent.factory import build_agent, limits_from_config
+    from app.agent.factory import build_agent, options_from_config
     from app.toolspace import mcp_log_dir
     from tools.hub import Hub
     from tools.policy import Policy
@@ -54,8 +53,7 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
                     yes_all=yes_all, approver=_ask if interactive else None)
     llm = load_model(env, model)
     mode = mode or env.config.agent.mode
-    limits, sandbox_limits = limits_from_config(env.config, max_steps=max_steps,
-                                                max_tokens=max_tokens)
+    options = options_from_config(env.config, max_steps=max_steps, max_tokens=max_tokens)
     hub = Hub(servers, mcp_log_dir()) if servers else None
     try:
         if hub is not None:
@@ -64,10 +62,7 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
                     click.echo(f"warning: MCP server {state.name} is {state.status}: "
                                f"{state.error.splitlines()[0] if state.error else ''}", err=True)
         try:
-            runtime = build_agent(llm, hub=hub, mode=mode, policy=policy, limits=limits,
-                                  sandbox_limits=sandbox_limits,
-                                  index_tokens=env.config.agent.index_tokens,
-                                  search_cache=paths.cache_dir() / "embeddings")
+            runtime = build_agent(llm, hub=hub, mode=mode, policy=policy, **options)
         except SandboxError as exc:
             fail(f"the Python sandbox could not start: {exc}\n"
                  "(code mode runs the model's code in it; --mode eager does not need it)")

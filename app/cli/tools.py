@@ -125,6 +125,6 @@ def _searcher(catalog: Catalog, dense: bool | None) -> ToolSearch:
     from tools.search import DenseUnavailable, open_search
 
     try:
-        return open_search(catalog, paths.cache_dir() / "embeddings", dense=dense)
+        return open_search(catalog, paths.embeddings_cache(), dense=dense)
     except DenseUnavailable as exc:
         fail(str(exc), EXIT_FAILURE)

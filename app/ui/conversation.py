@@ -17,8 +17,6 @@ from tools.policy import Approver, Policy
 
 if TYPE_CHECKING:  # the agent loop loads with the first agent, not at start-up
     from app.agent import events as ev
-    from app.agent.loop import AgentLimits
-    from tools.sandbox import Limits
 
 # Exceptions that mean "the code sandbox cannot run here"; the chat then falls back to
 # eager JSON tool calls (no code execution at all) and says so.
@@ -43,16 +41,9 @@ class Conversation:
 
     # ---------------------------------------------------------------- building
 
-    def limits(self) -> tuple[AgentLimits, Limits]:
-        """The agent's and the sandbox's limits, read as ``deskmate run`` reads them."""
-        from app.agent.factory import limits_from_config
-
-        return limits_from_config(self.config)
-
     def build(self, model: ChatModel, hub: Any) -> str:
         """(Re)build the agent over ``hub`` on ``self.transcript``; returns a warning."""
-        from app import paths
-        from app.agent.factory import build_agent
+        from app.agent.factory import build_agent, options_from_config
 
         with self._lock:
             old, self.runtime = self.runtime, None
@@ -60,11 +51,8 @@ class Conversation:
                 old.sandbox.close()
             warning = ""
             mode = self.mode
-            limits, sandbox_limits = self.limits()
-            options = dict(policy=self.policy, limits=limits, sandbox_limits=sandbox_limits,
-                           index_tokens=self.config.agent.index_tokens,
-                           search_cache=paths.cache_dir() / "embeddings",
-                           transcript=self.transcript)
+            options = dict(policy=self.policy, transcript=self.transcript,
+                           **options_from_config(self.config))
             try:
                 runtime = build_agent(model, hub=hub, mode=mode, **options)
             except _SANDBOX_UNAVAILABLE as exc:
