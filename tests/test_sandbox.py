@@ -258,6 +258,9 @@ def test_plain_file_calls_on_the_users_paths_go_through_the_file_tools():
                                  "except FileNotFoundError as e:\n"
                                  "    print('missing:', e.filename)"))
         assert missing.stdout.strip() == "missing: /home/u/notes/gone.txt"
+        ok(box.execute("with open('/home/u/notes/b.bin', 'wb') as f:\n"
+                       "    f.write(b'caf\\xc3\\xa9')"))
+        assert disk.pop("/home/u/notes/b.bin") == "café"
         walked = ok(box.execute("print([(r, d, f) for r, d, f in os.walk('/home/u')])"))
         assert walked.stdout.strip() == ("[('/home/u', ['notes'], []), "
                                          "('/home/u/notes', [], ['a.txt', 'total.txt'])]")

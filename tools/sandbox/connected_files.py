@@ -153,31 +153,30 @@ def _text(value: Any) -> str:
     return json.dumps(value)
 
 
-class _TextWriter(io.StringIO):
+class _WritesThrough:
     """Collects what the code writes; closing the file writes it through the tool."""
 
-    def __init__(self, files: ToolFiles, path: str, start: str, encoding: str) -> None:
-        super().__init__()
-        self._files, self._path = files, path
-        self.write(start)
-        self.name = path
+    def _setup(self, files: ToolFiles, path: str, encoding: str) -> None:
+        self._files, self._path, self._encoding, self.name = files, path, encoding, path
 
     def close(self) -> None:
         if not self.closed:
             content = self.getvalue()
+            if isinstance(content, bytes):
+                content = content.decode(self._encoding, errors="replace")
             super().close()
             self._files.write(self._path, content)
 
 
-class _BytesWriter(io.BytesIO):
+class _TextWriter(_WritesThrough, io.StringIO):
     def __init__(self, files: ToolFiles, path: str, start: str, encoding: str) -> None:
-        super().__init__()
-        self._files, self._path, self._encoding = files, path, encoding
-        self.write(start.encode(encoding))
-        self.name = path
+        super().__init__(start)
+        self._setup(files, path, encoding)
+        self.seek(0, io.SEEK_END)
 
-    def close(self) -> None:
-        if not self.closed:
-            content = self.getvalue().decode(self._encoding, errors="replace")
-            super().close()
-            self._files.write(self._path, content)
+
+class _BytesWriter(_WritesThrough, io.BytesIO):
+    def __init__(self, files: ToolFiles, path: str, start: str, encoding: str) -> None:
+        super().__init__(start.encode(encoding))
+        self._setup(files, path, encoding)
+        self.seek(0, io.SEEK_END)
