@@ -19,8 +19,8 @@ from typing import Any
 
 import tomli_w
 
-from app import paths
-from app.files import atomic_write
+from deskmate.app import paths
+from deskmate.app.files import atomic_write
 
 
 class ConfigError(Exception):
@@ -144,7 +144,7 @@ class KeysConfig:
 
 def _parse_servers(value: Any) -> dict[str, Any]:
     """``[mcp.servers.NAME]`` tables → ServerConfig, validated by tools.hub."""
-    from tools.hub.servers import ServerConfigError, server_from_table
+    from deskmate.tools.hub.servers import ServerConfigError, server_from_table
 
     if not isinstance(value, dict):
         raise _SubkeyError("", "must be a table of servers, e.g. [mcp.servers.git]")
@@ -334,4 +334,4 @@ def documented_template() -> str:
     """The commented default config shipped in assets/."""
     from importlib.resources import files
 
-    return files("assets").joinpath("config.toml").read_text(encoding="utf-8")
+    return files("deskmate.assets").joinpath("config.toml").read_text(encoding="utf-8")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from app import paths
-from app.config import Config
+from deskmate.app import paths
+from deskmate.app.config import Config
 
 
 def mcp_log_dir():
@@ -14,7 +14,7 @@ def mcp_log_dir():
 
 def open_hub(config: Config, on_change: Callable | None = None, names=None):
     """A Hub over the configured servers (or only ``names``); not started yet."""
-    from tools.hub import Hub
+    from deskmate.tools.hub import Hub
 
     servers = config.mcp.servers
     chosen = [servers[n] for n in names] if names is not None else list(servers.values())

@@ -29,14 +29,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from app.agent import events as ev  # noqa: E402
-from app.agent.eager import tool_schemas  # noqa: E402
-from app.agent.factory import build_agent  # noqa: E402
-from app.agent.loop import AgentLimits  # noqa: E402
-from app.agent.scripted import ScriptedModel  # noqa: E402
-from app.llm.base import ChatMessage, ModelError  # noqa: E402
-from tools.hub import Hub  # noqa: E402
-from tools.policy import Policy  # noqa: E402
+from deskmate.app.agent import events as ev  # noqa: E402
+from deskmate.app.agent.eager import tool_schemas  # noqa: E402
+from deskmate.app.agent.factory import build_agent  # noqa: E402
+from deskmate.app.agent.loop import AgentLimits  # noqa: E402
+from deskmate.app.agent.scripted import ScriptedModel  # noqa: E402
+from deskmate.app.llm.base import ChatMessage, ModelError  # noqa: E402
+from deskmate.tools.hub import Hub  # noqa: E402
+from deskmate.tools.policy import Policy  # noqa: E402
 
 ITEMS = [f"item-{i}" for i in range(10)]
 
@@ -52,7 +52,7 @@ def p50(values: list[float]) -> float:
 
 
 def timings(hub: Hub, repeats: int) -> dict:
-    from tools.sandbox import Sandbox
+    from deskmate.tools.sandbox import Sandbox
 
     model = ScriptedModel([])
     runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True))
@@ -125,8 +125,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=50)
     args = parser.parse_args()
 
-    from app.llm.llamacpp import LlamaCppModel
-    from app.llm.registry import resolve_model
+    from deskmate.app.llm.llamacpp import LlamaCppModel
+    from deskmate.app.llm.registry import resolve_model
 
     try:
         tokenizer = LlamaCppModel(resolve_model(args.model), context=512)

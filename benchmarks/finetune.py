@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
-    from finetune.grpo import GRPOConfig
-    from finetune.hardware import vram_estimate
-    from finetune.smoke import tiny_run
+    from deskmate.finetune.grpo import GRPOConfig
+    from deskmate.finetune.hardware import vram_estimate
+    from deskmate.finetune.smoke import tiny_run
     from tests.conftest import _tiny_model_file
 
     gguf = _tiny_model_file()

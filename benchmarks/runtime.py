@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.llm import ChatMessage, GenerationParams, ModelError, complete
-from app.llm.llamacpp import LlamaCppModel
-from app.llm.registry import resolve_model
+from deskmate.app.llm import ChatMessage, GenerationParams, ModelError, complete
+from deskmate.app.llm.llamacpp import LlamaCppModel
+from deskmate.app.llm.registry import resolve_model
 
 PROMPT = "Write a long, detailed essay about the history of sailing ships."
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tools.sandbox import Sandbox, detect_isolation
+from deskmate.tools.sandbox import Sandbox, detect_isolation
 
 RUNS = 300
 

@@ -27,10 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.agent import events as ev
-from app.llm.base import Usage
-from app.store import Recorder, open_db, search
-from app.store.export import export_jsonl
+from deskmate.app.agent import events as ev
+from deskmate.app.llm.base import Usage
+from deskmate.app.store import Recorder, open_db, search
+from deskmate.app.store.export import export_jsonl
 
 MESSAGES_PER_SESSION = 10
 WORDS_PER_MESSAGE = 24

@@ -38,17 +38,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import paths  # noqa: E402
-from app.agent.bridge import ToolBridge  # noqa: E402
-from app.agent.eager import tool_schemas  # noqa: E402
-from app.llm import ChatMessage, ModelError  # noqa: E402
-from app.llm.llamacpp import LlamaCppModel  # noqa: E402
-from app.llm.registry import resolve_model  # noqa: E402
-from tools.catalog import Catalog  # noqa: E402
-from tools.index import build_index  # noqa: E402
-from tools.policy import Policy  # noqa: E402
-from tools.search import DenseIndex, DenseUnavailable, ToolSearch, load_embedder  # noqa: E402
-from tools.signatures import signature  # noqa: E402
+from deskmate.app import paths  # noqa: E402
+from deskmate.app.agent.bridge import ToolBridge  # noqa: E402
+from deskmate.app.agent.eager import tool_schemas  # noqa: E402
+from deskmate.app.llm import ChatMessage, ModelError  # noqa: E402
+from deskmate.app.llm.llamacpp import LlamaCppModel  # noqa: E402
+from deskmate.app.llm.registry import resolve_model  # noqa: E402
+from deskmate.tools.catalog import Catalog  # noqa: E402
+from deskmate.tools.index import build_index  # noqa: E402
+from deskmate.tools.policy import Policy  # noqa: E402
+from deskmate.tools.search import DenseIndex, DenseUnavailable, ToolSearch, load_embedder  # noqa: E402
+from deskmate.tools.signatures import signature  # noqa: E402
 
 SIZES = (10, 100, None)  # None: the whole catalog
 HERMES_HEAD = (

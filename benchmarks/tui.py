@@ -37,8 +37,8 @@ KEYS = 60
 
 PROBE = """
 import time
-from app.config import Config
-from app.ui.app import DeskmateApp
+from deskmate.app.config import Config
+from deskmate.app.ui.app import DeskmateApp
 
 class Probe(DeskmateApp):
     def on_ready(self):
@@ -46,7 +46,7 @@ class Probe(DeskmateApp):
         self.exit()
 
 def no_model(config, spec):
-    from app.llm import NoModelConfigured
+    from deskmate.app.llm import NoModelConfigured
     raise NoModelConfigured()
 
 Probe(Config(), model_factory=no_model, record=False).run(headless=True)
@@ -100,13 +100,13 @@ class PacedModel:
     at ``tps`` tokens per second."""
 
     def __init__(self, tokens: int, tps: float) -> None:
-        from app.llm import ModelInfo
+        from deskmate.app.llm import ModelInfo
 
         self.tokens, self.tps, self.replies = tokens, tps, 0
         self.info = ModelInfo(name="paced", backend="bench", context_size=1 << 16)
 
     def stream(self, messages, params=None, cancel=None):
-        from app.llm import Delta, Finished, Usage
+        from deskmate.app.llm import Delta, Finished, Usage
 
         self.replies += 1
         tps = 0 if self.replies == 1 else self.tps
@@ -144,8 +144,8 @@ async def _wait(pilot, predicate, timeout: float = 120) -> None:
 async def stream_and_type() -> tuple[float, float]:
     from textual import events
 
-    from app.config import Config
-    from app.ui.app import DeskmateApp
+    from deskmate.app.config import Config
+    from deskmate.app.ui.app import DeskmateApp
 
     model = PacedModel(STREAM_TOKENS, PACED_TPS)
     app = DeskmateApp(Config(), model_factory=lambda c, s: model, mode="eager", record=False)

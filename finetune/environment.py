@@ -25,10 +25,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from app.llm.base import ChatModel
-from finetune.rollout import Rollout, RolloutSettings, run_rollout
-from finetune.tasks import TrainTask
-from finetune.toolgate import ToolGate
+from deskmate.app.llm.base import ChatModel
+from deskmate.finetune.rollout import Rollout, RolloutSettings, run_rollout
+from deskmate.finetune.tasks import TrainTask
+from deskmate.finetune.toolgate import ToolGate
 
 EnvironmentFor = Callable[[TrainTask], contextlib.AbstractContextManager["Environment"]]
 
@@ -51,7 +51,7 @@ def no_tools(task: TrainTask) -> Iterator[Environment]:
 
 def user_environment(hub: Any, db: Any) -> EnvironmentFor:
     """The user's servers (``hub``, None: none), with the calls of their sessions to replay."""
-    from finetune.toolgate import recorded_results
+    from deskmate.finetune.toolgate import recorded_results
 
     recorded = recorded_results(db)
     specs = hub.tools() if hub is not None else []
@@ -72,9 +72,9 @@ def suite_environment(suite: Any, *, site_url: str = "",
     ``site_url`` is where the suite's ``site/`` is served for the run (``LocalSite``),
     ``bins`` the folders of server executables (``bin_folders()``).
     """
-    from finetune.eval.checks import score_task
-    from finetune.eval.suite import substitute
-    from finetune.eval.workspace import WorkspaceError, prepare_workspace, start_servers
+    from deskmate.finetune.eval.checks import score_task
+    from deskmate.finetune.eval.suite import substitute
+    from deskmate.finetune.eval.workspace import WorkspaceError, prepare_workspace, start_servers
 
     def start(task_id: str, root: Path) -> tuple[Any, Path, dict[str, str]]:
         """The task's workspace under ``root`` and its servers, all ready; else why not."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.llm.gguf_file import GGUFError, inspect_gguf
+from deskmate.app.llm.gguf_file import GGUFError, inspect_gguf
 
 # HF module name -> llama.cpp tensor name (the part after "blk.N.").
 TENSOR_NAMES = {

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from finetune.grpo import GRPOConfig
+from deskmate.finetune.grpo import GRPOConfig
 
 GB = 1024**3
 # Headroom left on the card: the allocator fragments, and the desktop may hold some.
@@ -87,7 +87,7 @@ def detect_gpus(nvidia_smi: str | None = None, timeout: float = 10.0) -> list[Gp
 
 def arch_of_gguf(path: Path) -> Arch | None:
     """The model's shape from its GGUF header (None when a key is missing)."""
-    from app.llm.gguf_file import GGUFError, inspect_gguf
+    from deskmate.app.llm.gguf_file import GGUFError, inspect_gguf
 
     try:
         meta = inspect_gguf(path, check_data=False).metadata

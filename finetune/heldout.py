@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from finetune.environment import EnvironmentFor, run_in
-from finetune.judge import Judge
-from finetune.rollout import RolloutSettings
-from finetune.tasks import TrainTask
+from deskmate.finetune.environment import EnvironmentFor, run_in
+from deskmate.finetune.judge import Judge
+from deskmate.finetune.rollout import RolloutSettings
+from deskmate.finetune.tasks import TrainTask
 
 EVAL_TEMPERATURE = 0.0  # greedy: the difference should come from the adapter, not luck
 
@@ -27,7 +27,7 @@ EVAL_TEMPERATURE = 0.0  # greedy: the difference should come from the adapter, n
 def evaluate_heldout(db: Any, spec: Any, tasks: Sequence[TrainTask], judge: Judge,
                      environment: EnvironmentFor, adapter: Path, adapter_id: int,
                      emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    from app.llm.llamacpp import LlamaCppModel
+    from deskmate.app.llm.llamacpp import LlamaCppModel
 
     settings = RolloutSettings.of(spec.mode, spec.config(), temperature=EVAL_TEMPERATURE)
     out: dict[str, Any] = {}
@@ -53,9 +53,9 @@ def _evaluate_suite(db: Any, spec: Any, which: str, adapter_id: int | None, mode
                     tasks: Sequence[TrainTask], settings: RolloutSettings
                     ) -> tuple[int, float | None]:
     """The harness's run, and the mean of its check scores (None: rubric-only tasks)."""
-    from app.store.db import transaction
-    from finetune.eval import EvalSettings, load_suite, run_eval
-    from finetune.eval.workspace import bin_folders
+    from deskmate.app.store.db import transaction
+    from deskmate.finetune.eval import EvalSettings, load_suite, run_eval
+    from deskmate.finetune.eval.workspace import bin_folders
 
     suite = load_suite(Path(spec.tasks.removeprefix("suite:")))
     chosen = [suite.tasks[t.metadata["task"]] for t in tasks]
@@ -74,8 +74,8 @@ def _evaluate_suite(db: Any, spec: Any, which: str, adapter_id: int | None, mode
 def _evaluate(db: Any, spec: Any, which: str, adapter_id: int | None, model: Any,
               tasks: Sequence[TrainTask], judge: Judge, environment: EnvironmentFor,
               settings: RolloutSettings) -> tuple[int, float]:
-    from app.store.db import transaction
-    from finetune.eval.record import finish_run, start_run
+    from deskmate.app.store.db import transaction
+    from deskmate.finetune.eval.record import finish_run, start_run
 
     run_id = start_run(db, model=spec.serving_gguf, config={
         "finetune_run": spec.run_id, "which": which, "tasks": [t.id for t in tasks]})

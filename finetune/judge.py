@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.llm.base import ChatMessage, ChatModel, GenerationParams, ModelError, complete
-from finetune.rubrics import CATEGORIES, DEFAULT_WEIGHTS, PASS, Criterion, Rubric, reward
-from tools.sandbox.capture import truncate_middle as truncate
+from deskmate.app.llm.base import ChatMessage, ChatModel, GenerationParams, ModelError, complete
+from deskmate.finetune.rubrics import CATEGORIES, DEFAULT_WEIGHTS, PASS, Criterion, Rubric, reward
+from deskmate.tools.sandbox.capture import truncate_middle as truncate
 
 if TYPE_CHECKING:
-    from finetune.rollout import Rollout
+    from deskmate.finetune.rollout import Rollout
 
 
 class JudgeError(ModelError):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.llm.base import (
+from deskmate.app.llm.base import (
     ChatMessage,
     Delta,
     Finished,
@@ -33,8 +33,8 @@ from app.llm.base import (
     StreamEvent,
     TokenClock,
 )
-from app.llm.stops import StopMatcher
-from finetune._sampling import Detokenizer, sample_token
+from deskmate.app.llm.stops import StopMatcher
+from deskmate.finetune._sampling import Detokenizer, sample_token
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ def _load_peft(base: str | Path, config: PolicyConfig, device: str) -> Policy:
 def _policy(model: Any, tokenizer: Any, device: str, config: PolicyConfig, base: str,
             backend: str) -> Policy:
     if not tokenizer.chat_template:
-        from app.llm.llamacpp import CHATML_TEMPLATE  # llama.cpp falls back to it too
+        from deskmate.app.llm.llamacpp import CHATML_TEMPLATE  # llama.cpp falls back to it too
 
         tokenizer.chat_template = CHATML_TEMPLATE
     # The generation config says which tokens end a turn (from the GGUF's

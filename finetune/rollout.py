@@ -20,11 +20,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.agent import events as ev
-from app.agent.loop import AgentLimits
-from app.llm.base import ChatMessage, ChatModel, GenerationParams, StreamEvent
-from finetune.grpo import GRPOConfig, Sample
-from finetune.toolgate import GatedHub, ToolGate, TrainingPolicy
+from deskmate.app.agent import events as ev
+from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.llm.base import ChatMessage, ChatModel, GenerationParams, StreamEvent
+from deskmate.finetune.grpo import GRPOConfig, Sample
+from deskmate.finetune.toolgate import GatedHub, ToolGate, TrainingPolicy
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def run_rollout(model: ChatModel, task_key: str, prompt: str, gate: ToolGate, *,
     A model that records its calls (``PolicyChatModel.take_records``) yields the samples
     to train on; any other (llama.cpp, for the held-out evaluation) yields none.
     """
-    from app.agent.factory import build_agent
+    from deskmate.app.agent.factory import build_agent
 
     take = getattr(model, "take_records", None) or list
     take()  # forget calls made outside this rollout

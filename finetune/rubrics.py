@@ -28,7 +28,7 @@ from typing import Any
 
 import tomli_w
 
-from app.llm.base import ChatMessage, ChatModel, GenerationParams, complete
+from deskmate.app.llm.base import ChatMessage, ChatModel, GenerationParams, complete
 
 CATEGORIES = ("task_fulfillment", "tool_appropriateness", "tool_grounding",
               "parameter_accuracy")
@@ -151,7 +151,7 @@ def dump_toml(rubrics: RubricSet) -> str:
 
 
 def write_toml(path: Path, rubrics: RubricSet) -> None:
-    from app.files import atomic_write
+    from deskmate.app.files import atomic_write
 
     atomic_write(path, dump_toml(rubrics))
 

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from finetune.environment import EnvironmentFor, no_tools, run_in
-from finetune.grpo import GRPOConfig, generate, pick_tasks, score, trainables, update
-from finetune.judge import Judge, Scored, pass_rates
-from finetune.rollout import Rollout, RolloutSettings, rollout_seed
-from finetune.tasks import TrainTask
+from deskmate.finetune.environment import EnvironmentFor, no_tools, run_in
+from deskmate.finetune.grpo import GRPOConfig, generate, pick_tasks, score, trainables, update
+from deskmate.finetune.judge import Judge, Scored, pass_rates
+from deskmate.finetune.rollout import Rollout, RolloutSettings, rollout_seed
+from deskmate.finetune.tasks import TrainTask
 
 Emit = Callable[[dict[str, Any]], None]
 CPU_MAX_GGUF_BYTES = 1_000_000_000  # the CPU path is for tiny models only
@@ -82,8 +82,8 @@ def train(policy: Any, tasks: Sequence[TrainTask], config: GRPOConfig, judge: Ju
     """
     import torch
 
-    from finetune.checkpoint import load_checkpoint, save_checkpoint
-    from finetune.policy import PolicyChatModel, batch_logprobs
+    from deskmate.finetune.checkpoint import load_checkpoint, save_checkpoint
+    from deskmate.finetune.policy import PolicyChatModel, batch_logprobs
 
     environment = environment or no_tools
     chat = PolicyChatModel(policy)
@@ -167,9 +167,9 @@ def _score(judge: Judge, by_key: dict[str, TrainTask], group: Sequence[Rollout],
 
 
 def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
-    from app.store import open_db
-    from finetune.policy import PolicyConfig, load_policy, resolve_device
-    from finetune.rubrics import load_toml
+    from deskmate.app.store import open_db
+    from deskmate.finetune.policy import PolicyConfig, load_policy, resolve_device
+    from deskmate.finetune.rubrics import load_toml
 
     config = spec.config()
     device = resolve_device(spec.device)
@@ -203,7 +203,7 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
         environment = _environment(spec, hub, db, stack)
         result = train(policy, train_tasks, config, judge, run_dir=run_dir,
                        settings=settings, emit=emit, environment=environment)
-        from finetune.export import export_gguf_adapter
+        from deskmate.finetune.export import export_gguf_adapter
 
         adapter = export_gguf_adapter(policy.model, run_dir / "adapter.gguf",
                                       base_gguf=spec.serving_gguf, overwrite=True)
@@ -213,7 +213,7 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
         metrics = {"steps": result.steps_done, "adapter": str(adapter),
                    "adapter_id": adapter_id, "history": result.history}
         if heldout:
-            from finetune.heldout import evaluate_heldout
+            from deskmate.finetune.heldout import evaluate_heldout
 
             metrics["heldout"] = evaluate_heldout(db, spec, heldout, judge, environment,
                                                   adapter, adapter_id, emit)
@@ -234,15 +234,15 @@ def _lazy_judge(spec: RunSpec, stack: contextlib.ExitStack) -> Callable[[], Any]
             if spec.judge == "openai":
                 import os
 
-                from app.config import load_config
-                from app.llm.openai_compat import OpenAICompatibleModel
+                from deskmate.app.config import load_config
+                from deskmate.app.llm.openai_compat import OpenAICompatibleModel
 
                 oa = load_config().openai
                 model = OpenAICompatibleModel(oa.base_url, model=oa.model, timeout=oa.timeout,
                                               api_key=os.environ.get(oa.api_key_env, ""))
             else:
-                from app.llm.llamacpp import LlamaCppModel
-                from app.llm.registry import resolve_model
+                from deskmate.app.llm.llamacpp import LlamaCppModel
+                from deskmate.app.llm.registry import resolve_model
 
                 path = resolve_model(spec.judge) if spec.judge else Path(spec.serving_gguf)
                 model = LlamaCppModel(path, context=8192, seed=0)
@@ -261,13 +261,19 @@ def _prepare_tasks(spec: RunSpec, db: Any, run_dir: Path, judge_model: Callable[
     The first time, tasks are gathered, stored and listed in ``tasks.json``; a resumed
     run reads that list back, so it trains on exactly the same tasks.
     """
-    from finetune import tasks as T
-    from finetune.rubrics import RubricEntry, RubricSet, generate_rubric, load_toml, write_toml
+    from deskmate.finetune import tasks as T
+    from deskmate.finetune.rubrics import (
+        RubricEntry,
+        RubricSet,
+        generate_rubric,
+        load_toml,
+        write_toml,
+    )
 
     hub = None
     if not spec.tasks.startswith("suite:"):
-        from app.config import load_config
-        from app.toolspace import open_hub
+        from deskmate.app.config import load_config
+        from deskmate.app.toolspace import open_hub
 
         config = load_config()
         if config.mcp.servers:
@@ -309,7 +315,7 @@ def _prepare_tasks(spec: RunSpec, db: Any, run_dir: Path, judge_model: Callable[
 def _tool_listing(hub: Any) -> str:
     if hub is None:
         return ""
-    from tools.signatures import py_identifier, signature
+    from deskmate.tools.signatures import py_identifier, signature
 
     return "\n".join(f"{py_identifier(s.server)}.{signature(s).def_line()}"
                      for s in hub.tools())
@@ -319,13 +325,13 @@ def _environment(spec: RunSpec, hub: Any, db: Any, stack: contextlib.ExitStack
                  ) -> EnvironmentFor:
     """Suite tasks: a fresh workspace per rollout (the suite's site served for the whole
     run, as ``deskmate eval`` does). Others: the user's servers, behind the gate."""
-    from finetune.environment import suite_environment, user_environment
+    from deskmate.finetune.environment import suite_environment, user_environment
 
     if not spec.tasks.startswith("suite:"):
         return user_environment(hub, db)
-    from finetune.eval import load_suite
-    from finetune.eval.site import LocalSite
-    from finetune.eval.workspace import bin_folders
+    from deskmate.finetune.eval import load_suite
+    from deskmate.finetune.eval.site import LocalSite
+    from deskmate.finetune.eval.workspace import bin_folders
 
     suite = load_suite(Path(spec.tasks.removeprefix("suite:")))
     site = stack.enter_context(LocalSite(suite.site)) if suite.site is not None else None
@@ -334,7 +340,7 @@ def _environment(spec: RunSpec, hub: Any, db: Any, stack: contextlib.ExitStack
 
 
 def _store_adapter(db: Any, spec: RunSpec, path: Path) -> int:
-    from app.store.db import transaction
+    from deskmate.app.store.db import transaction
 
     name = f"run-{spec.run_id}" if spec.run_id is not None else path.parent.name
     with transaction(db) as conn:
@@ -375,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if stop_asked.is_set() and line.get("event") not in ("interrupted", "error"):
             raise KeyboardInterrupt
 
-    from finetune.runs import finish_run
+    from deskmate.finetune.runs import finish_run
 
     status = "failed"
     metrics: dict[str, Any] = {}

@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from app import paths
-from finetune.run import RunSpec
+from deskmate.app import paths
+from deskmate.finetune.run import RunSpec
 
 
 def runs_dir() -> Path:
@@ -27,7 +27,7 @@ def runs_dir() -> Path:
 
 
 def _db(db_path: str = ""):
-    from app.store import open_db
+    from deskmate.app.store import open_db
 
     return open_db(Path(db_path) if db_path else None)
 
@@ -37,7 +37,7 @@ def training_models(name: str) -> tuple[Path, str]:
     its registry entry pairs with it, else the GGUF itself (read by transformers).
 
     Raises app.llm's ModelError (e.g. not downloaded yet) with what to do."""
-    from app.llm.registry import parse_model_spec, resolve_model
+    from deskmate.app.llm.registry import parse_model_spec, resolve_model
 
     path = resolve_model(name)
     entry = parse_model_spec(name).entry
@@ -46,7 +46,7 @@ def training_models(name: str) -> tuple[Path, str]:
 
 def start_run(spec: RunSpec) -> tuple[RunSpec, Path]:
     """Create the run row and folder; returns the spec with its run_id, and the folder."""
-    from app.store.db import transaction
+    from deskmate.app.store.db import transaction
 
     db = _db(spec.db_path)
     with transaction(db) as conn:
@@ -80,7 +80,7 @@ def find_run(run_id: int, db_path: str = "") -> tuple[RunSpec, Path]:
 def finish_run(spec: RunSpec, status: str, metrics: dict[str, Any]) -> None:
     if spec.run_id is None:
         return
-    from app.store.db import transaction
+    from deskmate.app.store.db import transaction
 
     with transaction(_db(spec.db_path)) as conn:
         conn.execute("UPDATE runs SET status = ?, metrics = ?, finished_at = ? WHERE id = ?",
@@ -97,7 +97,7 @@ def adapter_of(db: Any, run_id: int) -> Path:
 
 def activate(run_id: int, db_path: str = "") -> Path:
     """Mark the run's adapter active in the store; the caller sets [model] adapter."""
-    from app.store.db import transaction
+    from deskmate.app.store.db import transaction
 
     db = _db(db_path)
     path = adapter_of(db, run_id)
@@ -117,7 +117,8 @@ def follow(run_dir: Path, on_line: Callable[[str], None], *,
     ``merge_stderr`` sends its tracebacks the same way (the app has no terminal to show
     them); otherwise they go to our stderr. ``on_start`` gets the process, to stop it.
     """
-    cmd = [sys.executable, "-m", "finetune.run", str(run_dir / "spec.json"), "--json-progress"]
+    cmd = [sys.executable, "-m", "deskmate.finetune.run", str(run_dir / "spec.json"),
+           "--json-progress"]
     env = None
     if merge_stderr:  # no terminal: progress bars would arrive as a line per redraw
         env = {**os.environ, "TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}

@@ -15,11 +15,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from finetune.grpo import GRPOConfig
-from finetune.judge import Judge
-from finetune.rollout import RolloutSettings
-from finetune.rubrics import Checks, Rubric
-from finetune.tasks import TrainTask
+from deskmate.finetune.grpo import GRPOConfig
+from deskmate.finetune.judge import Judge
+from deskmate.finetune.rollout import RolloutSettings
+from deskmate.finetune.rubrics import Checks, Rubric
+from deskmate.finetune.tasks import TrainTask
 
 PROMPTS = ("Say yes or no.", "Answer with one word, yes or no.")
 CHECK = Checks(answer_regex=r"(?i)\bno\b")
@@ -37,9 +37,9 @@ def tiny_run(gguf: Path, run_dir: Path, config: GRPOConfig = CONFIG,
     """Train, export, compare; returns the figures the test and the benchmark report."""
     import torch
 
-    from finetune.export import export_gguf_adapter
-    from finetune.policy import PolicyConfig, load_policy
-    from finetune.run import train
+    from deskmate.finetune.export import export_gguf_adapter
+    from deskmate.finetune.policy import PolicyConfig, load_policy
+    from deskmate.finetune.run import train
 
     torch.set_num_threads(cpu_threads())
     started = time.perf_counter()
@@ -93,8 +93,8 @@ def logit_shift_correlation(policy: Any, gguf: Path, adapter: Path) -> float:
     import numpy as np
     import torch
 
-    from app.agent.prompt import EAGER_PROMPT
-    from app.llm.base import ChatMessage
+    from deskmate.app.agent.prompt import EAGER_PROMPT
+    from deskmate.app.llm.base import ChatMessage
 
     ids = policy.encode([ChatMessage("system", EAGER_PROMPT), ChatMessage("user", PROMPTS[0])])
     with torch.no_grad():

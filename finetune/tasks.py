@@ -26,8 +26,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from app.llm.base import ChatMessage, ChatModel, GenerationParams, complete
-from finetune.rubrics import Checks, Criterion, Rubric, criteria_from_json, criteria_to_json
+from deskmate.app.llm.base import ChatMessage, ChatModel, GenerationParams, complete
+from deskmate.finetune.rubrics import (
+    Checks,
+    Criterion,
+    Rubric,
+    criteria_from_json,
+    criteria_to_json,
+)
 
 NEAR_DUPLICATE = 0.92  # difflib ratio of normalised prompts above which two are one task
 
@@ -116,7 +122,7 @@ def task_choices(db: Any) -> dict[str, bool]:
 
 def choose_task(db: Any, key: str, included: bool) -> None:
     """Include or exclude the session task ``key`` from finetuning (kept across runs)."""
-    from app.store.db import transaction
+    from deskmate.app.store.db import transaction
 
     with transaction(db) as conn:
         conn.execute("INSERT INTO task_choices (key, included, updated_at) VALUES (?, ?, ?) "
@@ -125,7 +131,7 @@ def choose_task(db: Any, key: str, included: bool) -> None:
 
 
 def from_suite(path: Path) -> list[TrainTask]:
-    from finetune.eval.suite import load_suite
+    from deskmate.finetune.eval.suite import load_suite
 
     suite = load_suite(path)
     out = []
@@ -185,7 +191,7 @@ def split_heldout(tasks: Sequence[TrainTask], fraction: float, seed: int = 0
 def save_tasks(db: Any, tasks: Sequence[TrainTask], created_by: str = "judge"
                ) -> list[TrainTask]:
     """Store new tasks (a task with the same key and source is reused) and their rubrics."""
-    from app.store.db import transaction
+    from deskmate.app.store.db import transaction
 
     out = []
     with transaction(db) as conn:

@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from tools.hub.results import ContentItem, ToolCallError, ToolResult
-from tools.policy import ApprovalRequest, Policy, Verdict
-from tools.spec import ToolSpec
+from deskmate.tools.hub.results import ContentItem, ToolCallError, ToolResult
+from deskmate.tools.policy import ApprovalRequest, Policy, Verdict
+from deskmate.tools.spec import ToolSpec
 
 
 class TrainingRefusal(ToolCallError):

@@ -39,7 +39,7 @@ def tiny_model_path() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_model(tiny_model_path):
-    from app.llm.llamacpp import LlamaCppModel
+    from deskmate.app.llm.llamacpp import LlamaCppModel
 
     model = LlamaCppModel(tiny_model_path, context=2048, seed=0)
     yield model
@@ -53,7 +53,7 @@ def tiny_policy(tiny_model_path):
     Read from the GGUF once per session: transformers dequantizes it, ~40 s. Its LoRA B
     matrices start at zero; a test that changes them puts them back.
     """
-    from finetune.policy import PolicyConfig, load_policy
+    from deskmate.finetune.policy import PolicyConfig, load_policy
 
     return load_policy(tiny_model_path, PolicyConfig(device="cpu", max_seq_len=512))
 
@@ -69,7 +69,7 @@ def home(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def db(home):
     """The sessions database of the isolated home."""
-    from app.store import open_db
+    from deskmate.app.store import open_db
 
     database = open_db()
     yield database
@@ -91,7 +91,7 @@ def mcp_bin() -> Path:
 
 def toy_server(name: str = "toy", script: str = "toy.py", **options):
     """A ServerConfig running one of tests/servers/*.py with this interpreter."""
-    from tools.hub import ServerConfig
+    from deskmate.tools.hub import ServerConfig
 
     # A loaded CI machine can take tens of seconds to import the mcp SDK: a server that
     # is merely slow must not turn into a "failed" one there.
@@ -106,14 +106,14 @@ def deskmate(*args: str, home: Path, stdin: str | None = None,
     """Run the real CLI in a subprocess against the deskmate home ``home``."""
     full_env = {**os.environ, "DESKMATE_HOME": str(home), **(env or {})}
     full_env.pop("DESKMATE_CONFIG", None)
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "deskmate.app.cli", *args], capture_output=True,
                           text=True, env=full_env, input=stdin, timeout=timeout, cwd=cwd)
 
 
 def rated_session(db, prompt: str, answer: str) -> str:
     """A recorded one-turn session rated up (a finetuning task); returns its id."""
-    from app.agent import events as ev
-    from app.store import Recorder, rate
+    from deskmate.app.agent import events as ev
+    from deskmate.app.store import Recorder, rate
 
     rec = Recorder.new(db, model="m")
     rec.record(ev.TurnStarted(turn=1, user_message=prompt))

@@ -7,12 +7,12 @@ import threading
 import pytest
 from conftest import toy_server
 
-from app.agent import events as ev
-from app.agent.factory import build_agent
-from app.agent.loop import AgentLimits
-from app.agent.scripted import ScriptedModel
-from tools.hub import Hub
-from tools.policy import Policy
+from deskmate.app.agent import events as ev
+from deskmate.app.agent.factory import build_agent
+from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.tools.hub import Hub
+from deskmate.tools.policy import Policy
 
 pytestmark = pytest.mark.slow
 
@@ -191,7 +191,7 @@ class SlowModel(ScriptedModel):
         for event in super().stream(messages, params, cancel):
             time.sleep(0.2)
             if cancel is not None and cancel.is_set():
-                from app.llm.base import Finished, Usage
+                from deskmate.app.llm.base import Finished, Usage
 
                 yield Finished("", "cancelled", Usage())
                 return

@@ -7,14 +7,14 @@ import json
 import pytest
 from conftest import toy_server
 
-from app.agent import events as ev
-from app.agent.bridge import ToolBridge
-from app.agent.loop import Agent, AgentLimits
-from app.agent.prompt import EAGER_PROMPT
-from app.agent.scripted import ScriptedModel
-from tools.catalog import Catalog
-from tools.hub import Hub
-from tools.policy import Policy
+from deskmate.app.agent import events as ev
+from deskmate.app.agent.bridge import ToolBridge
+from deskmate.app.agent.loop import Agent, AgentLimits
+from deskmate.app.agent.prompt import EAGER_PROMPT
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.tools.catalog import Catalog
+from deskmate.tools.hub import Hub
+from deskmate.tools.policy import Policy
 
 pytestmark = pytest.mark.slow
 
@@ -97,7 +97,7 @@ def test_follow_up_turn_continues_the_transcript(hub):
 
 def test_bare_json_calls_without_tags_are_calls_to_known_tools_only(hub):
     # Qwen2.5 0.5B often writes the call's JSON without the <tool_call> tags.
-    from app.agent.eager import parse_tool_calls
+    from deskmate.app.agent.eager import parse_tool_calls
 
     catalog = Catalog.from_specs(hub.tools())
     bare = json.dumps({"name": "toy__add", "arguments": {"a": 1, "b": 2}})
@@ -113,8 +113,8 @@ def test_eager_session_exports_as_valid_openai_chat(hub, db):
 
     from test_store_export import validate_openai_chat
 
-    from app.store import Recorder, get_session
-    from app.store.export import export_jsonl
+    from deskmate.app.store import Recorder, get_session
+    from deskmate.app.store.export import export_jsonl
 
     agent, model = make_agent(hub, [
         "Adding.\n" + call("toy__add", a=2, b=3) + "\n" + call("toy__nope", x=1), "It is 5."])
@@ -144,8 +144,8 @@ def test_eager_session_exports_as_valid_openai_chat(hub, db):
 def test_tool_calls_reach_chat_templates_as_they_expect():
     import jinja2
 
-    from app.llm.base import ChatMessage
-    from app.llm.llamacpp import CHATML_TEMPLATE
+    from deskmate.app.llm.base import ChatMessage
+    from deskmate.app.llm.llamacpp import CHATML_TEMPLATE
 
     message = ChatMessage("assistant", "Adding.", tool_calls=({
         "id": "call_x", "type": "function",

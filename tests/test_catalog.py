@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.catalog import Catalog, CatalogError
-from tools.spec import ToolSpec
+from deskmate.tools.catalog import Catalog, CatalogError
+from deskmate.tools.spec import ToolSpec
 
 TOOLSPACE = Path(__file__).resolve().parents[1].parent / "shared" / "toolspace"
 needs_toolspace = pytest.mark.skipif(not TOOLSPACE.exists(), reason="shared/toolspace absent")

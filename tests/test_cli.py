@@ -11,11 +11,11 @@ import tomllib
 import pytest
 from conftest import deskmate
 
-from app import __version__
+from deskmate.app import __version__
 
 
 def test_importing_the_cli_loads_nothing_heavy():
-    code = ("import sys, app.cli; heavy = [m for m in ('llama_cpp', 'torch', 'unsloth', "
+    code = ("import sys, deskmate.app.cli; heavy = [m for m in ('llama_cpp', 'torch', 'unsloth', "
             "'textual', 'huggingface_hub', 'numpy') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

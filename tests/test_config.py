@@ -7,8 +7,8 @@ import tomllib
 
 import pytest
 
-from app import paths
-from app.config import (
+from deskmate.app import paths
+from deskmate.app.config import (
     Config,
     ConfigError,
     config_from_dict,

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from finetune.eval.checks import score_task
-from finetune.eval.report import markdown_table, plot, summarize, summary_table, task_table
-from finetune.eval.runner import TaskRun
-from finetune.eval.suite import Checks, Task
+from deskmate.finetune.eval.checks import score_task
+from deskmate.finetune.eval.report import markdown_table, plot, summarize, summary_table, task_table
+from deskmate.finetune.eval.runner import TaskRun
+from deskmate.finetune.eval.suite import Checks, Task
 
 
 def task_with(checks: Checks | None = None, verify=None) -> Task:

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from app.agent.loop import AgentLimits
-from app.agent.scripted import ScriptedModel
-from finetune.eval import EvalSettings, load_suite, run_eval
-from finetune.eval.suite import substitute
-from finetune.eval.workspace import executable_names, prepare_workspace, resolve_command
-from tools.hub import ServerConfig
+from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.finetune.eval import EvalSettings, load_suite, run_eval
+from deskmate.finetune.eval.suite import substitute
+from deskmate.finetune.eval.workspace import executable_names, prepare_workspace, resolve_command
+from deskmate.tools.hub import ServerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCAL = ROOT / "assets" / "eval" / "local"
@@ -188,7 +188,7 @@ SCRIPTED = ["fs-read-config", "every-sum", "time-ny-tokyo", "mem-where-lives", "
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["eager", "code"])
 def test_right_scripts_score_one_through_real_servers(suite, bins, mode, home):
-    from app.store import open_db
+    from deskmate.app.store import open_db
 
     db = open_db()
     tasks = suite.select(SCRIPTED)
@@ -265,13 +265,13 @@ def test_a_server_that_cannot_start_fails_the_task_with_its_error(tmp_path, bins
 def test_the_cli_prints_tables_and_the_json_object_and_records(home, bins, monkeypatch,
                                                                tmp_path):
     pytest.importorskip("matplotlib")
-    from app.cli import main
+    from deskmate.app.cli import main
 
     order = [("code", "every-sum"), ("code", "fs-read-config"), ("eager", "every-sum"),
              ("eager", "fs-read-config")]
     replies = [reply for mode, task_id in order for reply in
                (right if task_id == "every-sum" else wrong)(task_id, mode)]
-    monkeypatch.setattr("app.cli.eval.load_model",
+    monkeypatch.setattr("deskmate.app.cli.eval.load_model",
                         lambda env, spec=None: ScriptedModel(replies, name="scripted-cli"))
     monkeypatch.setenv("DESKMATE_EVAL_BIN", ":".join(str(b) for b in bins))
     args = ["eval", "--suite", str(LOCAL), "--mode", "both", "--tasks",
@@ -310,9 +310,9 @@ def test_the_cli_prints_tables_and_the_json_object_and_records(home, bins, monke
 
 
 def test_cli_refuses_a_bad_suite_before_loading_a_model(home, tmp_path, monkeypatch):
-    from app.cli import main
+    from deskmate.app.cli import main
 
-    monkeypatch.setattr("app.cli.eval.load_model", lambda *a: pytest.fail("model loaded"))
+    monkeypatch.setattr("deskmate.app.cli.eval.load_model", lambda *a: pytest.fail("model loaded"))
     (tmp_path / "s").mkdir()
     result = CliRunner().invoke(main, ["eval", "--suite", str(tmp_path / "s")])
     assert result.exit_code == 2 and "servers.json: missing" in result.stderr
@@ -321,21 +321,22 @@ def test_cli_refuses_a_bad_suite_before_loading_a_model(home, tmp_path, monkeypa
 
 
 def test_cli_takes_agent_and_sandbox_limits_from_the_config(home, tmp_path, monkeypatch):
-    from app.cli import main
-    from finetune.eval.runner import EvalOutcome
+    from deskmate.app.cli import main
+    from deskmate.finetune.eval.runner import EvalOutcome
 
     config = tmp_path / "deskmate.toml"
     config.write_text("[agent]\nmax_tool_calls = 7\nturn_timeout = 900\ncell_timeout = 5\n"
                       "[model]\ntemperature = 0.6\n")
     monkeypatch.setenv("DESKMATE_CONFIG", str(config))
-    monkeypatch.setattr("app.cli.eval.load_model", lambda env, spec=None: ScriptedModel([]))
+    monkeypatch.setattr("deskmate.app.cli.eval.load_model",
+                        lambda env, spec=None: ScriptedModel([]))
     seen = []
 
     def fake_run_eval(suite, tasks, model_for, settings, **kw):
         seen.append(settings)
         return EvalOutcome(None, [], {"modes": {}})
 
-    monkeypatch.setattr("finetune.eval.run_eval", fake_run_eval)
+    monkeypatch.setattr("deskmate.finetune.eval.run_eval", fake_run_eval)
     result = CliRunner().invoke(main, ["eval", "--suite", str(LOCAL), "--tasks", "every-sum",
                                        "--max-steps", "3", "--json"])
     assert result.exit_code == 0, result.output

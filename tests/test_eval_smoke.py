@@ -24,7 +24,8 @@ def test_smoke_selection_with_the_tiny_model(home, tiny_model_path, mcp_bin):
     env = {**os.environ, "DESKMATE_HOME": str(home), "DESKMATE_EVAL_BIN": os.pathsep.join(
         [str(mcp_bin / "py" / "bin"), str(mcp_bin / "npm" / "node_modules" / ".bin")])}
     done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "eval", "--suite", str(ROOT / "assets/eval/local"),
+        [sys.executable, "-m", "deskmate.app.cli", "eval",
+         "--suite", str(ROOT / "assets/eval/local"),
          "--tasks", "smoke", "--mode", "both", "--model", str(tiny_model_path),
          "--max-steps", "2", "--max-tokens", "96", "--temperature", "0", "--json"],
         capture_output=True, text=True, env=env, cwd=ROOT, timeout=540)

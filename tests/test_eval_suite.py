@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from finetune.eval.suite import SuiteError, load_suite
+from deskmate.finetune.eval.suite import SuiteError, load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCAL = ROOT / "assets" / "eval" / "local"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.files import atomic_write, atomic_writer
+from deskmate.app.files import atomic_write, atomic_writer
 
 
 def test_a_failure_midway_keeps_the_old_file(tmp_path):

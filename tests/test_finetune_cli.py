@@ -8,7 +8,7 @@ import tomllib
 
 from conftest import deskmate
 
-from finetune.run import RunSpec, _human, cpu_allowed
+from deskmate.finetune.run import RunSpec, _human, cpu_allowed
 
 
 def test_help_and_bad_usage(home):
@@ -24,10 +24,10 @@ def test_help_and_bad_usage(home):
 
 
 def test_use_sets_the_adapter_in_the_config(home, monkeypatch):
-    from app import paths
-    from app.store import open_db
-    from app.store.db import transaction
-    from finetune.runs import start_run
+    from deskmate.app import paths
+    from deskmate.app.store import open_db
+    from deskmate.app.store.db import transaction
+    from deskmate.finetune.runs import start_run
 
     spec, run_dir = start_run(RunSpec(base="b.gguf", serving_gguf="b.gguf"))
     assert run_dir.parent == paths.data_dir() / "finetune"
@@ -63,8 +63,8 @@ def test_progress_line_and_cpu_rule(tmp_path):
 def test_tasks_lists_excludes_and_includes(home):
     from conftest import rated_session
 
-    from app.store import open_db
-    from finetune.tasks import from_sessions, task_key
+    from deskmate.app.store import open_db
+    from deskmate.finetune.tasks import from_sessions, task_key
 
     db = open_db()
     for prompt in ("Which files are in docs/?", "Who wrote notes.md?"):

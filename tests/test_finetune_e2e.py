@@ -14,9 +14,9 @@ pytest.importorskip("peft")
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_tiny_run_learns_exports_and_is_served(tiny_model_path, tmp_path):
-    from app.llm.base import ChatMessage, GenerationParams, complete
-    from app.llm.llamacpp import LlamaCppModel
-    from finetune.smoke import CONFIG, PROMPTS, tiny_run
+    from deskmate.app.llm.base import ChatMessage, GenerationParams, complete
+    from deskmate.app.llm.llamacpp import LlamaCppModel
+    from deskmate.finetune.smoke import CONFIG, PROMPTS, tiny_run
 
     out = tiny_run(tiny_model_path, tmp_path)
     steps = [line for line in out["history"] if line["event"] == "step"]

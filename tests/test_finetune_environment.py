@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from conftest import TEST_SERVERS
 
-from app.agent.loop import AgentLimits
-from app.agent.scripted import ScriptedModel
-from finetune.environment import no_tools, run_in, suite_environment
-from finetune.eval import load_suite
-from finetune.judge import Judge, pass_rates
-from finetune.rollout import RolloutSettings
-from finetune.rubrics import Checks, Rubric
-from finetune.tasks import TrainTask, from_suite
+from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.finetune.environment import no_tools, run_in, suite_environment
+from deskmate.finetune.eval import load_suite
+from deskmate.finetune.judge import Judge, pass_rates
+from deskmate.finetune.rollout import RolloutSettings
+from deskmate.finetune.rubrics import Checks, Rubric
+from deskmate.finetune.tasks import TrainTask, from_suite
 
 SETTINGS = RolloutSettings(mode="eager", limits=AgentLimits(max_steps=4))
 

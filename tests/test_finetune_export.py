@@ -57,7 +57,7 @@ def read_adapter(path):
 
 
 def test_adapter_layout(tmp_path):
-    from finetune.export import export_gguf_adapter, permute_rows
+    from deskmate.finetune.export import export_gguf_adapter, permute_rows
 
     model = tiny_peft()
     out = export_gguf_adapter(model, tmp_path / "a.gguf", base_gguf=write_base(tmp_path / "b"))
@@ -89,7 +89,7 @@ def test_adapter_layout(tmp_path):
 
 
 def test_permute_rows_interleaves_rotary_halves_per_head():
-    from finetune.export import permute_rows
+    from deskmate.finetune.export import permute_rows
 
     # 2 heads of 4 dims: HF keeps each head's halves apart (0 1 | 2 3), llama.cpp pairs them.
     rows = np.arange(8)[:, None]
@@ -97,7 +97,7 @@ def test_permute_rows_interleaves_rotary_halves_per_head():
 
 
 def test_qwen2_keeps_rows_and_rslora_alpha(tmp_path):
-    from finetune.export import export_gguf_adapter
+    from deskmate.finetune.export import export_gguf_adapter
 
     model = tiny_peft(use_rslora=True)
     out = export_gguf_adapter(model, tmp_path / "q.gguf",
@@ -111,7 +111,7 @@ def test_qwen2_keeps_rows_and_rslora_alpha(tmp_path):
 
 
 def test_unsupported_architecture_is_named(tmp_path):
-    from finetune.export import ExportError, export_gguf_adapter
+    from deskmate.finetune.export import ExportError, export_gguf_adapter
 
     with pytest.raises(ExportError, match="architecture 'gpt2'"):
         export_gguf_adapter(tiny_peft(), tmp_path / "a.gguf",
@@ -120,7 +120,7 @@ def test_unsupported_architecture_is_named(tmp_path):
 
 
 def test_refuses_to_overwrite(tmp_path):
-    from finetune.export import export_gguf_adapter
+    from deskmate.finetune.export import export_gguf_adapter
 
     model, base = tiny_peft(), write_base(tmp_path / "b")
     out = tmp_path / "a.gguf"
@@ -136,7 +136,7 @@ def test_refuses_to_overwrite(tmp_path):
 
 
 def test_refuses_what_llamacpp_cannot_apply(tmp_path):
-    from finetune.export import ExportError, export_gguf_adapter
+    from deskmate.finetune.export import ExportError, export_gguf_adapter
 
     base = write_base(tmp_path / "b")
     with pytest.raises(ExportError, match="DoRA"):
@@ -215,7 +215,7 @@ def test_permutation_is_the_one_in_the_base_gguf(policy, tiny_model_path):
     """transformers un-permuted q/k when it read the GGUF; ours must permute them back."""
     import gguf
 
-    from finetune.export import permute_rows
+    from deskmate.finetune.export import permute_rows
 
     reader = gguf.GGUFReader(str(tiny_model_path))
     stored = {t.name: t for t in reader.tensors}
@@ -230,9 +230,9 @@ def test_permutation_is_the_one_in_the_base_gguf(policy, tiny_model_path):
 
 @pytest.mark.slow
 def test_llamacpp_moves_logits_like_pytorch(policy, llama_logits, tiny_model_path, tmp_path):
-    from app.llm.base import ChatMessage, GenerationParams, complete
-    from app.llm.llamacpp import LlamaCppModel
-    from finetune.export import export_gguf_adapter
+    from deskmate.app.llm.base import ChatMessage, GenerationParams, complete
+    from deskmate.app.llm.llamacpp import LlamaCppModel
+    from deskmate.finetune.export import export_gguf_adapter
 
     logits, tokens = llama_logits
     randomize_lora(policy.model, std=0.05)
@@ -264,7 +264,7 @@ def test_llamacpp_moves_logits_like_pytorch(policy, llama_logits, tiny_model_pat
 @pytest.mark.slow
 def test_qk_only_adapter_needs_the_permutation(policy, llama_logits, tiny_model_path,
                                                tmp_path, monkeypatch):
-    from finetune import export
+    from deskmate.finetune import export
 
     logits, tokens = llama_logits
     randomize_lora(policy.model, std=0.2, only=("q_proj", "k_proj"), seed=1)

@@ -9,8 +9,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from finetune.checkpoint import TrainState, list_checkpoints, load_checkpoint, save_checkpoint  # noqa: E402
-from finetune.grpo import (  # noqa: E402
+from deskmate.finetune.checkpoint import (  # noqa: E402
+    TrainState,
+    list_checkpoints,
+    load_checkpoint,
+    save_checkpoint,
+)
+from deskmate.finetune.grpo import (  # noqa: E402
     GRPOConfig,
     Sample,
     Trainable,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from finetune.grpo import GRPOConfig
-from finetune.hardware import (
+from deskmate.finetune.grpo import GRPOConfig
+from deskmate.finetune.hardware import (
     QWEN3_4B,
     Gpu,
     arch_of_gguf,
@@ -83,7 +83,7 @@ def test_recommendations():
 
 
 def test_importing_it_loads_no_torch():
-    code = "import sys, finetune.hardware; print('torch' in sys.modules)"
+    code = "import sys, deskmate.finetune.hardware; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"

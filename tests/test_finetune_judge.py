@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from app.agent.scripted import ScriptedModel
-from app.llm.base import ChatMessage
-from finetune.judge import (
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.app.llm.base import ChatMessage
+from deskmate.finetune.judge import (
     Judge,
     JudgeError,
     Scored,
@@ -18,7 +18,7 @@ from finetune.judge import (
     render_trajectory,
     scores_grammar,
 )
-from finetune.rubrics import Checks, Criterion, Rubric
+from deskmate.finetune.rubrics import Checks, Criterion, Rubric
 
 TF, TG = "task_fulfillment", "tool_grounding"
 
@@ -93,7 +93,7 @@ def test_checks_only_tasks_need_no_judge_and_criteria_do():
 
 
 def test_rollouts_bring_their_own_checks_and_one_that_could_not_run_scores_zero():
-    from finetune.rollout import Rollout
+    from deskmate.finetune.rollout import Rollout
 
     def rollout(answer, checks=None, error=""):
         return Rollout("k", answer, "error" if error else "answered",

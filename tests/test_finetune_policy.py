@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from app.llm.base import (
+from deskmate.app.llm.base import (
     ChatMessage,
     ChatModel,
     Delta,
@@ -32,13 +32,13 @@ def policy(tiny_policy):
 
 @pytest.fixture
 def chat(policy):
-    from finetune.policy import PolicyChatModel
+    from deskmate.finetune.policy import PolicyChatModel
 
     return PolicyChatModel(policy)
 
 
 def test_config_defaults_and_cpu_refuses_4bit():
-    from finetune.policy import PolicyConfig, load_policy
+    from deskmate.finetune.policy import PolicyConfig, load_policy
 
     config = PolicyConfig()
     assert (config.lora_rank, config.lora_alpha, config.lora_dropout) == (16, 32, 0.0)
@@ -51,7 +51,7 @@ def test_config_defaults_and_cpu_refuses_4bit():
 
 
 def test_missing_gguf_is_named(tmp_path):
-    from finetune.policy import PolicyConfig, load_policy
+    from deskmate.finetune.policy import PolicyConfig, load_policy
 
     with pytest.raises(ModelError, match=r"model file not found: .*missing\.gguf"):
         load_policy(tmp_path / "missing.gguf", PolicyConfig(device="cpu"))
@@ -60,7 +60,7 @@ def test_missing_gguf_is_named(tmp_path):
 def test_sample_token_greedy_temperature_and_top_p():
     import torch
 
-    from finetune._sampling import sample_token
+    from deskmate.finetune._sampling import sample_token
 
     logits = torch.tensor([0.0, 3.0, 2.9, -5.0])
     rng = torch.Generator().manual_seed(0)
@@ -74,7 +74,7 @@ def test_sample_token_greedy_temperature_and_top_p():
 
 @pytest.mark.slow
 def test_detokenizer_streams_whole_characters(policy):
-    from finetune._sampling import Detokenizer
+    from deskmate.finetune._sampling import Detokenizer
 
     text = "naïve café — 東京 🙂 done"
     ids = policy.tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -142,7 +142,7 @@ def test_greedy_matches_transformers_generate(policy, chat):
 
 @pytest.mark.slow
 def test_sampling_is_seeded_and_logprobs_match_the_loss(policy, chat):
-    from finetune.policy import sequence_logprobs
+    from deskmate.finetune.policy import sequence_logprobs
 
     params = GenerationParams(max_tokens=8, temperature=1.0, top_p=0.95, seed=7)
     first = complete(chat, CONVERSATION, params).text
@@ -189,7 +189,7 @@ def test_refuses_grammars_and_overlong_prompts(chat):
 def test_sequence_logprobs_by_hand_and_batched(policy):
     import torch
 
-    from finetune.policy import batch_logprobs, sequence_logprobs
+    from deskmate.finetune.policy import batch_logprobs, sequence_logprobs
 
     tok = policy.tokenizer
     prompt = policy.encode(QUESTION)
@@ -216,9 +216,9 @@ def test_sequence_logprobs_by_hand_and_batched(policy):
 
 @pytest.mark.slow
 def test_rollout_through_the_agent_loop(policy, chat):
-    from app.agent import events as ev
-    from app.agent.factory import build_agent
-    from app.agent.loop import AgentLimits
+    from deskmate.app.agent import events as ev
+    from deskmate.app.agent.factory import build_agent
+    from deskmate.app.agent.loop import AgentLimits
 
     runtime = build_agent(chat, mode="eager",
                           limits=AgentLimits(max_steps=2, max_tokens=24, temperature=0.7))

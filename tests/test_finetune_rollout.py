@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from app.agent.bridge import BridgeError, ToolBridge
-from app.agent.loop import AgentLimits
-from app.agent.scripted import ScriptedModel
-from app.store import Recorder, open_db
-from finetune.rollout import RolloutSettings, rollout_seed, run_rollout
-from finetune.toolgate import (
+from deskmate.app.agent.bridge import BridgeError, ToolBridge
+from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.app.store import Recorder, open_db
+from deskmate.finetune.rollout import RolloutSettings, rollout_seed, run_rollout
+from deskmate.finetune.toolgate import (
     Recorded,
     ToolGate,
     TrainingPolicy,
@@ -19,9 +19,9 @@ from finetune.toolgate import (
     call_key,
     recorded_results,
 )
-from tools.catalog import Catalog
-from tools.hub.results import ContentItem, ToolResult
-from tools.spec import ToolSpec
+from deskmate.tools.catalog import Catalog
+from deskmate.tools.hub.results import ContentItem, ToolResult
+from deskmate.tools.spec import ToolSpec
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
 SPECS = [
@@ -101,7 +101,7 @@ def test_destructive_never_live_even_when_the_user_trusts_the_server():
 def test_recorded_results_come_from_real_sessions_not_denials(home):
     db = open_db()
     rec = Recorder.new(db, model="m")
-    from app.agent import events as ev
+    from deskmate.app.agent import events as ev
 
     rec.record(ev.TurnStarted(turn=1, user_message="clean up"))
     for call_id, tool, args, approval, result in (

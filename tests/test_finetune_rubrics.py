@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from app.agent.scripted import ScriptedModel
-from finetune.rubrics import (
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.finetune.rubrics import (
     DEFAULT_WEIGHTS,
     Checks,
     Criterion,

@@ -10,9 +10,9 @@ import re
 import pytest
 from conftest import rated_session
 
-from app.store import open_db
-from finetune.rubrics import load_toml
-from finetune.run import RunSpec, _prepare_tasks
+from deskmate.app.store import open_db
+from deskmate.finetune.rubrics import load_toml
+from deskmate.finetune.run import RunSpec, _prepare_tasks
 
 
 def test_prepare_tasks_stores_lists_and_resumes(home, tmp_path):
@@ -43,12 +43,12 @@ def test_prepare_tasks_stores_lists_and_resumes(home, tmp_path):
 
 def test_heldout_suite_tasks_are_scored_by_the_eval_harness(home, tmp_path, monkeypatch):
     """verify.py (which training's answer checks lack) decides the held-out score."""
-    from app.agent.scripted import ScriptedModel
-    from finetune.heldout import evaluate_heldout
-    from finetune.judge import Judge
-    from finetune.run import _store_adapter
-    from finetune.runs import start_run
-    from finetune.tasks import from_suite, save_tasks
+    from deskmate.app.agent.scripted import ScriptedModel
+    from deskmate.finetune.heldout import evaluate_heldout
+    from deskmate.finetune.judge import Judge
+    from deskmate.finetune.run import _store_adapter
+    from deskmate.finetune.runs import start_run
+    from deskmate.finetune.tasks import from_suite, save_tasks
 
     suite = tmp_path / "suite"
     (suite / "t1").mkdir(parents=True)
@@ -57,7 +57,7 @@ def test_heldout_suite_tasks_are_scored_by_the_eval_harness(home, tmp_path, monk
     (suite / "t1" / "task.toml").write_text('prompt = "What is six times seven?"\n')
     (suite / "t1" / "verify.py").write_text(
         "def verify(workspace, answer):\n    return float('42' in answer)\n")
-    monkeypatch.setattr("app.llm.llamacpp.LlamaCppModel",
+    monkeypatch.setattr("deskmate.app.llm.llamacpp.LlamaCppModel",
                         lambda path, *, context, seed, adapter=None:
                         ScriptedModel(["It is 42." if adapter else "It is 41."]))
     spec, _ = start_run(RunSpec(base="b.gguf", serving_gguf="b.gguf",
@@ -96,11 +96,11 @@ def test_a_suite_run_serves_its_site_to_every_rollout(home, tmp_path):
     for the whole run and stopped with it."""
     import urllib.request
 
-    from app.agent.scripted import ScriptedModel
-    from finetune.environment import run_in
-    from finetune.rollout import RolloutSettings
-    from finetune.run import _environment
-    from finetune.tasks import from_suite
+    from deskmate.app.agent.scripted import ScriptedModel
+    from deskmate.finetune.environment import run_in
+    from deskmate.finetune.rollout import RolloutSettings
+    from deskmate.finetune.run import _environment
+    from deskmate.finetune.tasks import from_suite
 
     suite = tmp_path / "suite"
     (suite / "t1").mkdir(parents=True)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from app.agent import events as ev
-from app.agent.scripted import ScriptedModel
-from app.store import Recorder, open_db, rate
-from finetune.rubrics import Checks, Criterion, Rubric
-from finetune.tasks import (
+from deskmate.app.agent import events as ev
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.app.store import Recorder, open_db, rate
+from deskmate.finetune.rubrics import Checks, Criterion, Rubric
+from deskmate.finetune.tasks import (
     TrainTask,
     choose_task,
     dedup,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.llm.gguf_file import GGUFError, inspect_gguf
+from deskmate.app.llm.gguf_file import GGUFError, inspect_gguf
 
 
 def test_real_model(tiny_model_path):

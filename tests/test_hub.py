@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import TEST_SERVERS, toy_server
 
-from tools.hub import Hub, ServerConfig, ServerUnavailable, ToolCancelled, ToolTimeout
+from deskmate.tools.hub import Hub, ServerConfig, ServerUnavailable, ToolCancelled, ToolTimeout
 
 pytestmark = pytest.mark.slow
 

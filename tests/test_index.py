@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.catalog import Catalog
-from tools.index import build_index
-from tools.spec import ToolSpec
+from deskmate.tools.catalog import Catalog
+from deskmate.tools.index import build_index
+from deskmate.tools.spec import ToolSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLSPACE = ROOT.parent / "shared" / "toolspace"
@@ -94,8 +94,9 @@ def test_more_budget_never_names_fewer_servers_and_summaries_survive():
 def test_index_is_stable_for_the_kv_cache():
     # Every session must get the same text for the same servers, and string hashing (so
     # set order) differs from one process to the next: build it under several seeds.
-    code = ("from tools.catalog import Catalog; from tools.index import build_index; "
-            "from tools.spec import ToolSpec; "
+    code = ("from deskmate.tools.catalog import Catalog; "
+            "from deskmate.tools.index import build_index; "
+            "from deskmate.tools.spec import ToolSpec; "
             "c = Catalog.from_specs([ToolSpec(f'server{s}', f'tool_{s}_{t}') "
             "for s in range(8) for t in range(6)]); "
             "print(build_index(c, lambda text: len(text.split()), 60))")

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from app.llm import ChatMessage, Delta, Finished, GenerationParams, ModelError, complete
-from app.llm.llamacpp import LlamaCppModel
+from deskmate.app.llm import ChatMessage, Delta, Finished, GenerationParams, ModelError, complete
+from deskmate.app.llm.llamacpp import LlamaCppModel
 
 pytestmark = pytest.mark.slow
 
@@ -206,7 +206,7 @@ def test_save_and_restore_kv_state(tiny_model_path, tmp_path):
 def test_lora_adapter_changes_the_answer(tiny_model_path, tmp_path):
     from lora import write_random_lora
 
-    from app.llm.gguf_file import inspect_gguf
+    from deskmate.app.llm.gguf_file import inspect_gguf
 
     info = inspect_gguf(tiny_model_path)
     adapter = write_random_lora(tmp_path / "adapter.gguf", info)
@@ -232,7 +232,7 @@ def test_lora_adapter_changes_the_answer(tiny_model_path, tmp_path):
 def test_bad_adapters(tiny_model_path, tmp_path):
     from lora import write_random_lora
 
-    from app.llm.gguf_file import inspect_gguf
+    from deskmate.app.llm.gguf_file import inspect_gguf
 
     with pytest.raises(ModelError, match="not a LoRA adapter"):
         LlamaCppModel(tiny_model_path, adapter=tiny_model_path)

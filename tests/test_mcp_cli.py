@@ -12,8 +12,8 @@ import tomllib
 import pytest
 from conftest import ROOT, TEST_SERVERS, deskmate
 
-from tools.hub.dialects import ImportError_, parse_servers
-from tools.hub.servers import expand
+from deskmate.tools.hub.dialects import ImportError_, parse_servers
+from deskmate.tools.hub.servers import expand
 
 
 def servers_in(home):
@@ -180,7 +180,7 @@ def test_mcp_config_flag_replaces_the_servers_for_one_run(home, tmp_path):
     source = tmp_path / ".mcp.json"
     source.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}}))
     env = {**os.environ, "DESKMATE_HOME": str(home)}
-    result = subprocess.run([sys.executable, "-m", "app.cli", "--mcp-config", str(source),
+    result = subprocess.run([sys.executable, "-m", "deskmate.app.cli", "--mcp-config", str(source),
                              "mcp", "list", "--offline", "--json"],
                             capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
@@ -194,7 +194,7 @@ def test_readme_examples_keep_secrets_out_of_the_config_and_document_tools():
     # In double quotes the shell expands ${VAR} before deskmate sees it.
     expanded_by_shell = [c for c in commands if re.search(r'"[^"\']*\$\{', c)]
     assert not expanded_by_shell
-    from app.cli.tools import tools
+    from deskmate.app.cli.tools import tools
 
     for name in tools.commands:
         assert any(c.startswith(f"deskmate tools {name} ") for c in commands), name

@@ -12,8 +12,8 @@ import time
 import httpx
 import pytest
 
-from app.llm import ChatMessage, Delta, GenerationParams, ModelError, complete
-from app.llm.openai_compat import OpenAICompatibleModel
+from deskmate.app.llm import ChatMessage, Delta, GenerationParams, ModelError, complete
+from deskmate.app.llm.openai_compat import OpenAICompatibleModel
 
 pytestmark = pytest.mark.slow
 

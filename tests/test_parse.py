@@ -5,7 +5,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.agent.parse import CodeAction, FinalAnswer, Malformed, closed_code_block, parse_reply
+from deskmate.app.agent.parse import (
+    CodeAction,
+    FinalAnswer,
+    Malformed,
+    closed_code_block,
+    parse_reply,
+)
 
 
 def test_code_action_with_thought():

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tools.policy import ApprovalRequest, Policy
-from tools.spec import ToolSpec
+from deskmate.tools.policy import ApprovalRequest, Policy
+from deskmate.tools.spec import ToolSpec
 
 READ = ToolSpec("fs", "read_file", annotations={"readOnlyHint": True})
 WRITE = ToolSpec("fs", "write_file", annotations={"readOnlyHint": False,

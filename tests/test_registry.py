@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.config import Config, ModelConfig
-from app.llm import ModelError, NoModelConfigured, open_model
-from app.llm.registry import (
+from deskmate.app.config import Config, ModelConfig
+from deskmate.app.llm import ModelError, NoModelConfigured, open_model
+from deskmate.app.llm.registry import (
     ModelNotDownloaded,
     parse_model_spec,
     recommended,
@@ -54,13 +54,13 @@ def test_tiny_comes_from_its_package(home):
 
 
 def test_tiny_pull_verifies_the_installed_package(home):
-    from app.llm.download import pull
+    from deskmate.app.llm.download import pull
 
     assert pull("tiny") == resolve_model("tiny")
 
 
 def test_verify_checks_sha256(tiny_model_path):
-    from app.llm.download import verify
+    from deskmate.app.llm.download import verify
 
     verify(tiny_model_path, registry()["tiny"].sha256)
     with pytest.raises(ModelError, match="sha256"):

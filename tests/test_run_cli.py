@@ -59,16 +59,16 @@ def test_ctrl_c_cancels_the_running_cell_and_records_the_turn(home, monkeypatch)
 
     from click.testing import CliRunner
 
-    from app.agent.scripted import ScriptedModel
-    from app.cli import main
-    from app.store import get_session, open_db
+    from deskmate.app.agent.scripted import ScriptedModel
+    from deskmate.app.cli import main
+    from deskmate.app.store import get_session, open_db
 
     def sleeper(messages):
         # The cell starts right after this reply: Ctrl-C while it sleeps.
         threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT)).start()
         return "Waiting.\n```python\nimport time\ntime.sleep(60)\n```"
 
-    monkeypatch.setattr("app.cli.run.load_model",
+    monkeypatch.setattr("deskmate.app.cli.run.load_model",
                         lambda env, model: ScriptedModel([sleeper, "Final answer: never"]))
     result = CliRunner().invoke(main, ["run", "--json", "wait a minute"])
     assert result.exit_code == 130, result.output
@@ -80,15 +80,15 @@ def test_ctrl_c_cancels_the_running_cell_and_records_the_turn(home, monkeypatch)
 def test_a_sandbox_that_cannot_start_is_one_clear_error(home, monkeypatch):
     from click.testing import CliRunner
 
-    from app.agent.scripted import ScriptedModel
-    from app.cli import main
-    from tools.sandbox import Sandbox, SandboxError
+    from deskmate.app.agent.scripted import ScriptedModel
+    from deskmate.app.cli import main
+    from deskmate.tools.sandbox import Sandbox, SandboxError
 
     def broken(self):
         raise SandboxError("the worker exited at start (rc 1)")
 
     monkeypatch.setattr(Sandbox, "start", broken)
-    monkeypatch.setattr("app.cli.run.load_model",
+    monkeypatch.setattr("deskmate.app.cli.run.load_model",
                         lambda env, model: ScriptedModel(["Final answer: x"]))
     result = CliRunner().invoke(main, ["run", "--mode", "code", "hi"])
     assert result.exit_code == 1 and not isinstance(result.exception, SandboxError)
@@ -96,10 +96,10 @@ def test_a_sandbox_that_cannot_start_is_one_clear_error(home, monkeypatch):
 
 
 def test_a_sandbox_failing_mid_turn_ends_it_with_an_error():
-    from app.agent import events as ev
-    from app.agent.loop import Agent
-    from app.agent.scripted import ScriptedModel
-    from tools.sandbox import SandboxError
+    from deskmate.app.agent import events as ev
+    from deskmate.app.agent.loop import Agent
+    from deskmate.app.agent.scripted import ScriptedModel
+    from deskmate.tools.sandbox import SandboxError
 
     class Broken:
         def execute(self, code, **options):

@@ -12,8 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from tools.sandbox import CellResult, Limits, Sandbox, ToolError, detect_isolation, protocol
-from tools.sandbox.capture import OutputBuffer, truncate_middle
+from deskmate.tools.sandbox import (
+    CellResult,
+    Limits,
+    Sandbox,
+    ToolError,
+    detect_isolation,
+    protocol,
+)
+from deskmate.tools.sandbox.capture import OutputBuffer, truncate_middle
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -414,7 +421,7 @@ def test_rlimits_level_can_be_forced(monkeypatch):
 
 
 def cli(*args: str, stdin: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], input=stdin, text=True,
+    return subprocess.run([sys.executable, "-m", "deskmate.app.cli", *args], input=stdin, text=True,
                           capture_output=True, cwd=ROOT, timeout=60)
 
 
@@ -443,6 +450,6 @@ def test_cli_exec_file_plain_output_and_info(tmp_path):
 
 def test_env_override_is_read_before_detection_is_cached():
     env = {**os.environ, "DESKMATE_SANDBOX_ISOLATION": "rlimits"}
-    done = subprocess.run([sys.executable, "-m", "app.cli", "sandbox", "info", "--json"],
+    done = subprocess.run([sys.executable, "-m", "deskmate.app.cli", "sandbox", "info", "--json"],
                           env=env, capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert json.loads(done.stdout)["level"] == "rlimits"

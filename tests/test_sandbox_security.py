@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.sandbox import Limits, Sandbox
-from tools.sandbox.isolation import plan
+from deskmate.tools.sandbox import Limits, Sandbox
+from deskmate.tools.sandbox.isolation import plan
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-deskmate-test-7f3a9c1e"
@@ -320,7 +320,8 @@ def test_cli_exec_runs_attacks_without_leaking(monkeypatch):
     monkeypatch.setenv("DESKMATE_TEST_API_KEY", SECRET)
     code = ("import os\nprint(os.environ.get('DESKMATE_TEST_API_KEY'))\n"
             "open('/etc/shadow').read()")
-    done = subprocess.run([sys.executable, "-m", "app.cli", "sandbox", "exec", "-", "--json"],
+    done = subprocess.run([sys.executable, "-m", "deskmate.app.cli", "sandbox", "exec", "-",
+                           "--json"],
                           input=code, text=True, capture_output=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from conftest import deskmate
 
-from tools.catalog import Catalog
-from tools.search import (
+from deskmate.tools.catalog import Catalog
+from deskmate.tools.search import (
     DenseIndex,
     DenseUnavailable,
     Tokenizer,
@@ -20,7 +20,7 @@ from tools.search import (
     open_search,
     split_identifier,
 )
-from tools.spec import ToolSpec
+from deskmate.tools.spec import ToolSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLSPACE = ROOT.parent / "shared" / "toolspace"
@@ -136,7 +136,7 @@ def test_open_search_falls_back_to_bm25_unless_the_hybrid_is_required(monkeypatc
     def unavailable():
         raise DenseUnavailable("no embedder here")
 
-    monkeypatch.setattr("tools.search.load_embedder", unavailable)
+    monkeypatch.setattr("deskmate.tools.search.load_embedder", unavailable)
     assert not open_search(small()).hybrid
     assert not open_search(small(), dense=False).hybrid
     with pytest.raises(DenseUnavailable, match="no embedder here"):

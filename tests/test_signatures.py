@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.catalog import Catalog
-from tools.schema_types import type_text
-from tools.signatures import Param, Signature, py_identifier, signature, summary_line
-from tools.spec import ToolSpec
+from deskmate.tools.catalog import Catalog
+from deskmate.tools.schema_types import type_text
+from deskmate.tools.signatures import Param, Signature, py_identifier, signature, summary_line
+from deskmate.tools.spec import ToolSpec
 
 TOOLSPACE = Path(__file__).resolve().parents[1].parent / "shared" / "toolspace"
 

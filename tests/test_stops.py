@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.llm.stops import StopMatcher
+from deskmate.app.llm.stops import StopMatcher
 
 
 def run(pieces, stops):

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app import paths
-from app.agent import events as ev
-from app.llm.base import ChatMessage, Usage
-from app.store import (
+from deskmate.app import paths
+from deskmate.app.agent import events as ev
+from deskmate.app.llm.base import ChatMessage, Usage
+from deskmate.app.store import (
     Recorder,
     SessionNotFound,
     StoreError,
@@ -25,7 +25,7 @@ from app.store import (
     resume,
     search,
 )
-from app.store.fts import fts_query
+from deskmate.app.store.fts import fts_query
 
 TOOL_CALL = {"id": "call_1", "type": "function",
              "function": {"name": "git_status", "arguments": '{"repo_path": "."}'}}
@@ -244,7 +244,7 @@ def test_search_finds_messages_and_tool_calls(db):
 
 
 def test_too_many_matches_to_rank_returns_the_newest(db, monkeypatch):
-    from app.store import fts as search_module
+    from deskmate.app.store import fts as search_module
 
     recorder = Recorder.new(db)
     for i in range(12):
@@ -340,11 +340,11 @@ def test_calls_of_rebuilt_bridges_in_one_session_keep_their_own_rows(db):
     # The TUI rebuilds its bridge (resume, model switch, server change) and keeps
     # recording into the same session: a new bridge's first call must not take the id
     # of an earlier one (the upsert would overwrite the earlier row).
-    from app.agent.bridge import ToolBridge
-    from tools.catalog import Catalog
-    from tools.hub.results import ToolResult
-    from tools.policy import Policy
-    from tools.spec import ToolSpec
+    from deskmate.app.agent.bridge import ToolBridge
+    from deskmate.tools.catalog import Catalog
+    from deskmate.tools.hub.results import ToolResult
+    from deskmate.tools.policy import Policy
+    from deskmate.tools.spec import ToolSpec
 
     catalog = Catalog.from_specs([ToolSpec("toy", "echo", annotations={"readOnlyHint": True},
                                            input_schema={"type": "object"})])
@@ -366,7 +366,7 @@ def test_calls_of_rebuilt_bridges_in_one_session_keep_their_own_rows(db):
 def test_saved_kv_states_beyond_the_budget_go_oldest_first(home):
     import os
 
-    from app.store.sessions import prune_kv_states
+    from deskmate.app.store.sessions import prune_kv_states
 
     folder = paths.kv_state_dir()
     folder.mkdir(parents=True, exist_ok=True)

@@ -10,8 +10,8 @@ import sys
 import pytest
 from conftest import deskmate
 
-from app.agent import events as ev
-from app.store import Recorder, open_db
+from deskmate.app.agent import events as ev
+from deskmate.app.store import Recorder, open_db
 
 
 @pytest.fixture
@@ -120,7 +120,8 @@ def test_a_newer_database_is_refused_naming_the_file(home):
 
 
 def test_importing_the_cli_does_not_load_the_store():
-    code = "import sys, app.cli; print([m for m in ('sqlite_utils', 'app.store') " \
+    code = "import sys, deskmate.app.cli; " \
+           "print([m for m in ('sqlite_utils', 'deskmate.app.store') " \
            "if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
@@ -129,7 +130,7 @@ def test_importing_the_cli_does_not_load_the_store():
 
 def test_the_store_loads_without_sqlite_utils_or_pandas():
     """pandas alone costs seconds: the app pays for the store on its first recording."""
-    code = "import sys, app.store; print([m for m in ('sqlite_utils', 'pandas') " \
+    code = "import sys, deskmate.app.store; print([m for m in ('sqlite_utils', 'pandas') " \
            "if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -10,16 +10,16 @@ import sys
 import textwrap
 import time
 
-from app.store import Recorder, get_session, open_db
-from app.store.db import db_path
+from deskmate.app.store import Recorder, get_session, open_db
+from deskmate.app.store.db import db_path
 
 # Records forever, cycling through event kinds; after each record() returns, prints
 # what it wrote. Every printed line is an event the recorder acknowledged.
 WRITER = textwrap.dedent("""
     import sys
-    from app.agent import events as ev
-    from app.llm.base import Usage
-    from app.store import Recorder, open_db
+    from deskmate.app.agent import events as ev
+    from deskmate.app.llm.base import Usage
+    from deskmate.app.store import Recorder, open_db
 
     recorder = Recorder.new(open_db(), title="crash test")
     print("session", recorder.session_id, flush=True)
@@ -83,14 +83,14 @@ def test_kill_9_mid_recording_loses_nothing_acknowledged(home):
 
 
 def ev_message(position: int):
-    from app.agent.events import MessageAppended
+    from deskmate.app.agent.events import MessageAppended
 
     return MessageAppended(position=position, role="user", content="after the crash")
 
 
 READER = textwrap.dedent("""
     import json, sys, time
-    from app.store import open_db
+    from deskmate.app.store import open_db
 
     db = open_db(sys.argv[1], readonly=True)
     print("ready", flush=True)
@@ -111,7 +111,7 @@ READER = textwrap.dedent("""
 
 
 def test_another_process_reads_while_the_app_writes(home):
-    from app.agent.events import MessageAppended
+    from deskmate.app.agent.events import MessageAppended
 
     db = open_db()
     recorder = Recorder.new(db)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 import json
 
-from app.agent import events as ev
-from app.store import Recorder, get_session, resume
-from app.store.export import export_jsonl, export_markdown
+from deskmate.app.agent import events as ev
+from deskmate.app.store import Recorder, get_session, resume
+from deskmate.app.store.export import export_jsonl, export_markdown
 
 ROLES = {"system", "user", "assistant", "tool"}
 

@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app.store import StoreError, get_session, open_db, search
-from app.store.migrate import split_statements
-from app.store.schema import MIGRATIONS, SCHEMA_VERSION
+from deskmate.app.store import StoreError, get_session, open_db, search
+from deskmate.app.store.migrate import split_statements
+from deskmate.app.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 # A file as the first release wrote it (schema version 1), frozen here on purpose: if
 # anyone edits migration 1 instead of appending a migration, the upgraded file and a
@@ -139,7 +139,7 @@ def test_a_failed_migration_leaves_the_old_version(tmp_path):
 def test_two_processes_upgrading_at_once_apply_each_migration_once(tmp_path):
     path = tmp_path / "deskmate.db"
     write_v1(path)
-    code = ("import sys; from app.store import open_db; "
+    code = ("import sys; from deskmate.app.store import open_db; "
             "db = open_db(sys.argv[1]); print(db.execute('PRAGMA user_version').fetchone()[0])")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(3)]

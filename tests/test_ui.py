@@ -22,11 +22,11 @@ from test_ui_support import (
 )
 from textual import events as textual_events
 
-from app.store import get_session, list_sessions, open_db
-from app.ui import chat as chat_module
-from app.ui.approval import ApprovalScreen, hidden_characters
-from app.ui.blocks import ActionBlock, FeedbackBar, ReplyBlock
-from app.ui.prompt import PromptArea
+from deskmate.app.store import get_session, list_sessions, open_db
+from deskmate.app.ui import chat as chat_module
+from deskmate.app.ui.approval import ApprovalScreen, hidden_characters
+from deskmate.app.ui.blocks import ActionBlock, FeedbackBar, ReplyBlock
+from deskmate.app.ui.prompt import PromptArea
 
 ANSWER = "## Result\n\nThe answer has **bold** text, a list:\n\n- one\n- two\n\nand `code`."
 
@@ -59,9 +59,9 @@ async def test_the_agent_is_built_over_the_started_hub(home):
     and the model's tool call met an agent without tools)."""
     import time
 
-    from app.config import Config, MCPConfig
-    from app.ui.app import DeskmateApp
-    from app.ui.messages import HubStarted
+    from deskmate.app.config import Config, MCPConfig
+    from deskmate.app.ui.app import DeskmateApp
+    from deskmate.app.ui.messages import HubStarted
 
     seen = []
 
@@ -88,7 +88,7 @@ async def test_the_agent_is_built_over_the_started_hub(home):
 async def test_the_agent_config_sets_the_chat_agents_limits(home):
     """The [agent] section applies in the app as in `deskmate run`: steps, tool calls,
     turn time, observation size, and the sandbox's cell timeout."""
-    from app.config import AgentConfig
+    from deskmate.app.config import AgentConfig
 
     agent = AgentConfig(max_steps=3, observation_chars=300, turn_timeout=5,
                         max_tool_calls=2, cell_timeout=5)
@@ -108,7 +108,7 @@ async def test_the_agent_config_sets_the_chat_agents_limits(home):
 async def test_the_status_line_shows_the_sandbox_isolation(home, monkeypatch, cap, shown, weak):
     from textual.widgets import Static
 
-    from tools.sandbox import detect_isolation
+    from deskmate.tools.sandbox import detect_isolation
 
     if cap is not None:
         monkeypatch.setenv("DESKMATE_SANDBOX_ISOLATION", cap)
@@ -139,7 +139,7 @@ async def test_eager_mode_shows_no_sandbox(home):
 async def test_worker_news_after_the_chat_is_gone_is_dropped(home):
     """A rebuilt agent's AgentReady can arrive while the app closes and the chat view is
     already unmounted (a CI run failed so): it must not crash the app."""
-    from app.ui.messages import AgentReady, ModelFailed
+    from deskmate.app.ui.messages import AgentReady, ModelFailed
 
     app = make_app(scripted())
     async with app.run_test() as pilot:
@@ -348,12 +348,12 @@ async def test_new_session_starts_fresh(home):
 
 async def test_a_failing_model_is_shown_not_fatal(home):
     def factory(config, spec):
-        from app.llm import ModelError
+        from deskmate.app.llm import ModelError
 
         raise ModelError("/tmp/x.gguf is not a GGUF model file")
 
-    from app.config import Config
-    from app.ui.app import DeskmateApp
+    from deskmate.app.config import Config
+    from deskmate.app.ui.app import DeskmateApp
 
     app = DeskmateApp(Config(), model_factory=factory)
     async with app.run_test() as pilot:
@@ -368,15 +368,15 @@ async def test_model_command_switches_model(home):
     model = scripted("hi")
 
     def factory(config, spec):
-        from app.llm import NoModelConfigured
+        from deskmate.app.llm import NoModelConfigured
 
         asked.append(spec)
         if spec is None:
             raise NoModelConfigured()
         return model
 
-    from app.config import Config
-    from app.ui.app import DeskmateApp
+    from deskmate.app.config import Config
+    from deskmate.app.ui.app import DeskmateApp
 
     app = DeskmateApp(Config(), model_factory=factory, mode="eager")
     async with app.run_test() as pilot:

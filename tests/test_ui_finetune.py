@@ -11,11 +11,11 @@ from conftest import rated_session
 from test_ui_support import make_app, record_notifications, scripted, wait_for
 from textual.widgets import Button, DataTable, Input, Log, ProgressBar, Select, Sparkline
 
-from app import paths
-from app.config import Config, ModelConfig
-from app.store import open_db
-from app.ui.app import DeskmateApp
-from app.ui.finetune import FinetuneScreen
+from deskmate.app import paths
+from deskmate.app.config import Config, ModelConfig
+from deskmate.app.store import open_db
+from deskmate.app.ui.app import DeskmateApp
+from deskmate.app.ui.finetune import FinetuneScreen
 
 PROMPTS = ("Say yes or no.", "Answer with one word, yes or no.", "Is fire cold? Yes or no.",
            "Is the sky green? Yes or no.", "Do fish fly? Yes or no.")
@@ -156,8 +156,8 @@ async def test_a_run_from_start_to_serving_its_adapter(home, tiny_model_path):
 
 
 async def test_excluded_session_prompts_are_not_trained_on(home):
-    from app.ui.task_picker import TaskPickerScreen
-    from finetune.tasks import from_sessions
+    from deskmate.app.ui.task_picker import TaskPickerScreen
+    from deskmate.finetune.tasks import from_sessions
 
     record_tasks(3)
     app = make_app(scripted())

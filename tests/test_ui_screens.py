@@ -13,14 +13,14 @@ from conftest import TEST_SERVERS, toy_server
 from test_ui_support import ask, make_app, ready, scripted, turn_done, wait_for
 from textual.widgets import DataTable
 
-from app import paths
-from app.config import Config, KeysConfig, load_config
-from app.store import get_session, list_sessions, open_db
-from app.ui.app import DeskmateApp
-from app.ui.blocks import ReplyBlock, UserBlock
-from app.ui.dialogs import AskScreen, ConfirmScreen
-from app.ui.first_run import FirstRunScreen
-from app.ui.help import HelpScreen
+from deskmate.app import paths
+from deskmate.app.config import Config, KeysConfig, load_config
+from deskmate.app.store import get_session, list_sessions, open_db
+from deskmate.app.ui.app import DeskmateApp
+from deskmate.app.ui.blocks import ReplyBlock, UserBlock
+from deskmate.app.ui.dialogs import AskScreen, ConfirmScreen
+from deskmate.app.ui.first_run import FirstRunScreen
+from deskmate.app.ui.help import HelpScreen
 
 
 async def type_answer(app, pilot, text: str) -> None:
@@ -83,8 +83,8 @@ async def test_sessions_list_search_resume(home):
 async def test_a_session_resumes_in_its_mode_and_names_its_model(home):
     """A code-mode session made with another model resumes in code mode (the app was
     started in eager mode), and a notification says which model goes on with it."""
-    from app.agent import events as ev
-    from app.store import Recorder
+    from deskmate.app.agent import events as ev
+    from deskmate.app.store import Recorder
 
     recorder = Recorder.new(open_db(), model="qwen-other", mode="code")
     for event in [ev.TurnStarted(turn=1, user_message="Hi"),
@@ -216,7 +216,7 @@ async def test_first_run_offers_the_tiny_model_and_writes_the_config(home):
     model = scripted("hello")
 
     def factory(config, spec):
-        from app.llm import NoModelConfigured
+        from deskmate.app.llm import NoModelConfigured
 
         seen.append(config.model.name)
         if not config.model.name:
@@ -240,7 +240,7 @@ async def test_first_run_with_a_local_file(home, tiny_model_path):
     seen = []
 
     def factory(config, spec):
-        from app.llm import NoModelConfigured
+        from deskmate.app.llm import NoModelConfigured
 
         seen.append(config.model.name)
         if not config.model.name:
@@ -276,13 +276,13 @@ async def test_models_screen_sets_the_context(home):
 
 
 def test_every_key_binding_is_a_config_key_with_the_same_default():
-    from app.ui.approval import ApprovalScreen
-    from app.ui.finetune import FinetuneScreen
-    from app.ui.models import ModelsScreen
-    from app.ui.prompt import PromptArea
-    from app.ui.servers import ServersScreen
-    from app.ui.sessions import SessionsScreen
-    from app.ui.task_picker import TaskPickerScreen
+    from deskmate.app.ui.approval import ApprovalScreen
+    from deskmate.app.ui.finetune import FinetuneScreen
+    from deskmate.app.ui.models import ModelsScreen
+    from deskmate.app.ui.prompt import PromptArea
+    from deskmate.app.ui.servers import ServersScreen
+    from deskmate.app.ui.sessions import SessionsScreen
+    from deskmate.app.ui.task_picker import TaskPickerScreen
 
     defaults = dataclasses.asdict(KeysConfig())
     ids = []
@@ -298,7 +298,7 @@ def test_every_key_binding_is_a_config_key_with_the_same_default():
 async def test_a_stale_reload_never_overwrites_a_fresh_one(home, monkeypatch):
     import time
 
-    import app.store as store
+    import deskmate.app.store as store
 
     app = make_app(scripted("Paris."))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -14,14 +14,14 @@ import pytest
 from conftest import ROOT, toy_server
 from test_ui_support import ask, call, make_app, ready, scripted, turn_done, wait_for
 
-from app.agent import events as ev
-from app.config import Config
-from app.llm import Usage
-from app.store import Recorder, open_db, transaction
-from app.ui.app import DeskmateApp
-from app.ui.approval import ApprovalScreen
-from app.ui.blocks import ActionBlock, ReplyBlock
-from tools.hub import ServerConfig
+from deskmate.app.agent import events as ev
+from deskmate.app.config import Config
+from deskmate.app.llm import Usage
+from deskmate.app.store import Recorder, open_db, transaction
+from deskmate.app.ui.app import DeskmateApp
+from deskmate.app.ui.approval import ApprovalScreen
+from deskmate.app.ui.blocks import ActionBlock, ReplyBlock
+from deskmate.tools.hub import ServerConfig
 
 SIZE = (110, 34)
 AT = 1767225600.0  # 2026-01-01 00:00 UTC
@@ -158,7 +158,7 @@ def test_first_run_dialog(snap_compare):
     app = DeskmateApp(Config())
 
     async def run_before(pilot):
-        from app.ui.first_run import FirstRunScreen
+        from deskmate.app.ui.first_run import FirstRunScreen
 
         await wait_for(pilot, lambda: isinstance(app.screen, FirstRunScreen), what="first run")
 
@@ -167,8 +167,8 @@ def test_first_run_dialog(snap_compare):
 
 def test_finetune_screen(snap_compare, tiny_model_path, monkeypatch):
     """As on a machine with a 24 GB card (nvidia-smi's answer stood in for)."""
-    from app.config import ModelConfig
-    from finetune import hardware
+    from deskmate.app.config import ModelConfig
+    from deskmate.finetune import hardware
 
     monkeypatch.setattr(hardware, "detect_gpus",
                         lambda: [hardware.Gpu("NVIDIA GeForce RTX 4090", 24.0, 22.5)])

@@ -6,10 +6,10 @@ import json
 import threading
 import time
 
-from app.agent.scripted import ScriptedModel
-from app.config import Config, MCPConfig
-from app.llm import Delta, Finished, ModelInfo, Usage
-from app.ui.app import DeskmateApp
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.app.config import Config, MCPConfig
+from deskmate.app.llm import Delta, Finished, ModelInfo, Usage
+from deskmate.app.ui.app import DeskmateApp
 
 
 def call(name: str, **arguments) -> str:
@@ -104,7 +104,7 @@ async def turn_done(app, pilot, timeout: float = 60.0) -> None:
 
 
 def events(posted, kind):
-    from app.ui.messages import AgentEventPosted
+    from deskmate.app.ui.messages import AgentEventPosted
 
     return [m.event for m in posted
             if isinstance(m, AgentEventPosted) and type(m.event).__name__ == kind]

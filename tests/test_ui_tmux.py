@@ -44,7 +44,7 @@ def test_the_app_answers_in_a_real_terminal(home, tiny_model_path):
     assert shutil_which("tmux"), "this test needs tmux (apt-get install tmux)"
     tmux = Tmux()
     command = (f"cd {ROOT} && env DESKMATE_HOME={home} TERM=xterm-256color "
-               f"{sys.executable} -m app")
+               f"{sys.executable} -m deskmate.app")
     tmux.run("new-session", "-d", "-s", "app", "-x", "120", "-y", "40", command)
     try:
         tmux.wait_for(lambda s: "ready" in s, 120, "the model and the agent")
@@ -54,7 +54,7 @@ def test_the_app_answers_in_a_real_terminal(home, tiny_model_path):
         tmux.wait_for(lambda s: "generated" in s and any(f"{w} · " in s for w in ended),
                       180, "the turn to finish")
         time.sleep(0.5)
-        from app.store import get_session, list_sessions, open_db
+        from deskmate.app.store import get_session, list_sessions, open_db
 
         db = open_db()
         [summary] = list_sessions(db)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.signatures import summary_line
-from tools.spec import ToolSpec
+from deskmate.tools.signatures import summary_line
+from deskmate.tools.spec import ToolSpec
 
 
 class CatalogError(Exception):

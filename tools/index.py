@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tools.catalog import Catalog, ServerInfo
-from tools.signatures import py_identifier
+from deskmate.tools.catalog import Catalog, ServerInfo
+from deskmate.tools.signatures import py_identifier
 
 HEADER = "Servers (call tool_help(server, name) for a tool's signature):"
 SEARCH_HINT = "Tool names are not all listed: use search_tools(...) to find tools."

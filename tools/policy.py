@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tools.spec import ToolSpec
+from deskmate.tools.spec import ToolSpec
 
 Decision = Literal["allow_once", "allow_tool", "trust_server", "deny", "auto"]
 DecidedBy = Literal["user", "policy", "flag", "training"]

@@ -20,8 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from tools.catalog import Catalog
-from tools.spec import ToolSpec
+from deskmate.tools.catalog import Catalog
+from deskmate.tools.spec import ToolSpec
 
 # Words that carry no meaning for finding a tool, in requests or in descriptions.
 _STOPWORDS_TEXT = """

@@ -23,7 +23,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from tools.schema_types import (
+from deskmate.tools.schema_types import (
     deref,
     enum_values,
     format_hint,
@@ -32,7 +32,7 @@ from tools.schema_types import (
     py_literal,
     type_text,
 )
-from tools.spec import ToolSpec
+from deskmate.tools.spec import ToolSpec
 
 SUMMARY_CHARS = 100
 PARAM_DOC_CHARS = 80  # one Args line's description

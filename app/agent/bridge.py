@@ -19,18 +19,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.agent.events import (
+from deskmate.app.agent.events import (
     AgentEvent,
     ToolApprovalDecided,
     ToolApprovalNeeded,
     ToolCallFinished,
     ToolCallStarted,
 )
-from tools.catalog import Catalog
-from tools.policy import ApprovalRequest, Policy
-from tools.sandbox import ToolError
-from tools.signatures import Signature, py_identifier, signature
-from tools.spec import ToolSpec
+from deskmate.tools.catalog import Catalog
+from deskmate.tools.policy import ApprovalRequest, Policy
+from deskmate.tools.sandbox import ToolError
+from deskmate.tools.signatures import Signature, py_identifier, signature
+from deskmate.tools.spec import ToolSpec
 
 REPEAT_LIMIT = 3  # identical calls allowed per turn before the bridge refuses
 
@@ -113,7 +113,7 @@ class ToolBridge:
 
         The toolspace benchmark measures recall@5 of 0.96 hybrid against 0.84 for BM25.
         """
-        from tools.search import DenseUnavailable, ToolSearch
+        from deskmate.tools.search import DenseUnavailable, ToolSearch
 
         if self.search_cache is not None:
             try:

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.catalog import Catalog
-from tools.spec import ToolSpec
+from deskmate.tools.catalog import Catalog
+from deskmate.tools.spec import ToolSpec
 
 _CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
 _FENCED = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.S)

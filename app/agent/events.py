@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from app.llm.base import Usage
+from deskmate.app.llm.base import Usage
 
 TurnStatus = Literal["answered", "max_steps", "max_tool_calls", "repetition", "timeout",
                      "cancelled", "error"]

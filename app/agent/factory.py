@@ -11,12 +11,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from app.agent.bridge import ToolBridge
-from app.agent.loop import Agent, AgentLimits
-from app.agent.prompt import EAGER_PROMPT, code_system_prompt
-from app.llm.base import ChatMessage, ChatModel
-from tools.catalog import Catalog
-from tools.policy import Policy
+from deskmate.app.agent.bridge import ToolBridge
+from deskmate.app.agent.loop import Agent, AgentLimits
+from deskmate.app.agent.prompt import EAGER_PROMPT, code_system_prompt
+from deskmate.app.llm.base import ChatMessage, ChatModel
+from deskmate.tools.catalog import Catalog
+from deskmate.tools.policy import Policy
 
 INDEX_TOKENS = 600  # budget of the server index in the system prompt
 
@@ -55,8 +55,8 @@ def build_agent(model: ChatModel, *, hub: Any = None, mode: str = "code",
                         search_cache=search_cache)
     sandbox = None
     if mode == "code":
-        from tools.index import build_index
-        from tools.sandbox import Limits, Sandbox
+        from deskmate.tools.index import build_index
+        from deskmate.tools.sandbox import Limits, Sandbox
 
         sandbox = Sandbox(bridge, namespace=bridge.namespace(),
                           limits=sandbox_limits or Limits(), workdir=workdir)
@@ -74,14 +74,14 @@ def build_agent(model: ChatModel, *, hub: Any = None, mode: str = "code",
 
 
 def _no_hub(server: str, tool: str, arguments: dict, cancel: Any = None) -> Any:
-    from tools.hub import ServerUnavailable
+    from deskmate.tools.hub import ServerUnavailable
 
     raise ServerUnavailable("no MCP servers are connected")
 
 
 def options_from_config(config: Any, **overrides: Any) -> dict[str, Any]:
     """``build_agent``'s settings from the config, the same for the app and ``run``."""
-    from app import paths
+    from deskmate.app import paths
 
     limits, sandbox_limits = limits_from_config(config, **overrides)
     return dict(limits=limits, sandbox_limits=sandbox_limits,
@@ -90,7 +90,7 @@ def options_from_config(config: Any, **overrides: Any) -> dict[str, Any]:
 
 def limits_from_config(config: Any, **overrides: Any) -> tuple[AgentLimits, Any]:
     """Agent and sandbox limits from the ``[agent]`` and ``[model]`` config sections."""
-    from tools.sandbox import Limits
+    from deskmate.tools.sandbox import Limits
 
     agent, model = config.agent, config.model
     limits = AgentLimits(max_steps=agent.max_steps, max_tool_calls=agent.max_tool_calls,

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from queue import Empty, Queue
 from typing import Any
 
-from app.agent import events as ev
-from app.agent.bridge import BridgeError, ToolBridge, new_call_id
-from app.agent.eager import EagerCall, openai_call, parse_tool_calls, prose, tool_schemas
-from app.agent.parse import (
+from deskmate.app.agent import events as ev
+from deskmate.app.agent.bridge import BridgeError, ToolBridge, new_call_id
+from deskmate.app.agent.eager import EagerCall, openai_call, parse_tool_calls, prose, tool_schemas
+from deskmate.app.agent.parse import (
     OUTPUT_PREFIX,
     CodeAction,
     FinalAnswer,
@@ -31,9 +31,16 @@ from app.agent.parse import (
     is_feedback,
     parse_reply,
 )
-from app.llm.base import ChatMessage, ChatModel, Delta, Finished, GenerationParams, ModelError
-from tools.sandbox import SandboxError
-from tools.sandbox.capture import truncate_middle as truncate
+from deskmate.app.llm.base import (
+    ChatMessage,
+    ChatModel,
+    Delta,
+    Finished,
+    GenerationParams,
+    ModelError,
+)
+from deskmate.tools.sandbox import SandboxError
+from deskmate.tools.sandbox.capture import truncate_middle as truncate
 
 
 @dataclass(frozen=True)

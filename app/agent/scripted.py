@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
-from app.llm.base import (
+from deskmate.app.llm.base import (
     ChatMessage,
     Delta,
     Finished,

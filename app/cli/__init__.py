@@ -14,8 +14,8 @@ from pathlib import Path
 
 import click
 
-from app import __version__
-from app.cli.common import DeskmateGroup, Env
+from deskmate.app import __version__
+from deskmate.app.cli.common import DeskmateGroup, Env
 
 
 @click.group(cls=DeskmateGroup, invoke_without_command=True,
@@ -37,22 +37,22 @@ def main(ctx: click.Context, config_path: Path | None, model: str | None,
     """
     ctx.obj = Env(config_path=config_path, model=model, mcp_config=mcp_config)
     if ctx.invoked_subcommand is None:
-        from app.ui.launch import launch
+        from deskmate.app.ui.launch import launch
 
         launch(ctx.obj)
 
 
 def _add_commands() -> None:
-    from app.cli.chat import chat
-    from app.cli.config_cmd import config
-    from app.cli.eval import eval_command
-    from app.cli.finetune import finetune
-    from app.cli.mcp import mcp
-    from app.cli.models import models
-    from app.cli.run import run
-    from app.cli.sandbox import sandbox
-    from app.cli.sessions import sessions
-    from app.cli.tools import tools
+    from deskmate.app.cli.chat import chat
+    from deskmate.app.cli.config_cmd import config
+    from deskmate.app.cli.eval import eval_command
+    from deskmate.app.cli.finetune import finetune
+    from deskmate.app.cli.mcp import mcp
+    from deskmate.app.cli.models import models
+    from deskmate.app.cli.run import run
+    from deskmate.app.cli.sandbox import sandbox
+    from deskmate.app.cli.sessions import sessions
+    from deskmate.app.cli.tools import tools
 
     for command in (chat, models, config, mcp, sessions, run, sandbox, eval_command, tools,
                     finetune):

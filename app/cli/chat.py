@@ -12,8 +12,8 @@ from dataclasses import asdict
 
 import click
 
-from app.cli.common import EXIT_INTERRUPTED, Env
-from app.cli.model_loading import load_model
+from deskmate.app.cli.common import EXIT_INTERRUPTED, Env
+from deskmate.app.cli.model_loading import load_model
 
 
 @click.command()
@@ -34,7 +34,7 @@ def chat(env: Env, prompt: tuple[str, ...], model: str | None, system: str,
 
     PROMPT is the question; `-` reads it from standard input.
     """
-    from app.llm import ChatMessage, Delta, Finished, GenerationParams
+    from deskmate.app.llm import ChatMessage, Delta, Finished, GenerationParams
 
     text = sys.stdin.read() if prompt == ("-",) else " ".join(prompt)
     cfg = env.config.model

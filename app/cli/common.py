@@ -9,8 +9,8 @@ from typing import Any, NoReturn
 
 import click
 
-from app.config import Config, ConfigError, load_config
-from app.llm.base import ModelError
+from deskmate.app.config import Config, ConfigError, load_config
+from deskmate.app.llm.base import ModelError
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_CONFIG, EXIT_INTERRUPTED = 1, 2, 3, 130
 
@@ -40,7 +40,7 @@ class Env:
 def _with_servers_from(config: Config, path: Path) -> Config:
     from dataclasses import replace
 
-    from tools.hub.dialects import ImportError_, load_server_file
+    from deskmate.tools.hub.dialects import ImportError_, load_server_file
 
     try:
         result = load_server_file(path)

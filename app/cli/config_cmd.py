@@ -7,7 +7,7 @@ import json
 
 import click
 
-from app.cli.common import Env, fail
+from deskmate.app.cli.common import Env, fail
 
 
 @click.group()
@@ -19,7 +19,7 @@ def config() -> None:
 @click.pass_obj
 def path(env: Env) -> None:
     """Print the path of the config file (it may not exist yet)."""
-    from app import paths
+    from deskmate.app import paths
 
     click.echo(str(env.config_path or paths.config_file()))
 
@@ -35,8 +35,8 @@ def show(env: Env) -> None:
 @click.pass_obj
 def init(env: Env) -> None:
     """Write the documented default config, unless a config file already exists."""
-    from app import paths
-    from app.config import atomic_write, documented_template
+    from deskmate.app import paths
+    from deskmate.app.config import atomic_write, documented_template
 
     target = env.config_path or paths.config_file()
     if target.exists():

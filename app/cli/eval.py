@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from app.cli.common import EXIT_USAGE, Env, fail
-from app.cli.model_loading import load_model
+from deskmate.app.cli.common import EXIT_USAGE, Env, fail
+from deskmate.app.cli.model_loading import load_model
 
 
 @click.command("eval")
@@ -48,11 +48,11 @@ def eval_command(env: Env, suite_path: Path, mode: str, model: str | None,
     approved (the workspace is a throwaway), and is scored by its deterministic checks.
     The run and its sessions are stored in the sessions database.
     """
-    from app.agent.factory import limits_from_config
-    from app.store import open_db
-    from finetune.eval import EvalSettings, SuiteError, load_suite, run_eval
-    from finetune.eval.report import summary_table, task_table
-    from finetune.eval.workspace import bin_folders
+    from deskmate.app.agent.factory import limits_from_config
+    from deskmate.app.store import open_db
+    from deskmate.finetune.eval import EvalSettings, SuiteError, load_suite, run_eval
+    from deskmate.finetune.eval.report import summary_table, task_table
+    from deskmate.finetune.eval.workspace import bin_folders
 
     try:
         suite = load_suite(suite_path)
@@ -87,7 +87,7 @@ def eval_command(env: Env, suite_path: Path, mode: str, model: str | None,
         llm.close()
     summary = outcome.summary
     if plot_path is not None:
-        from finetune.eval.report import plot
+        from deskmate.finetune.eval.report import plot
 
         plot(summary, plot_path, title=f"{suite.name} · {llm.info.name}")
     if as_json:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from app.cli.common import EXIT_FAILURE, EXIT_USAGE, Env, fail
+from deskmate.app.cli.common import EXIT_FAILURE, EXIT_USAGE, Env, fail
 
 
 @click.group("finetune", invoke_without_command=True)
@@ -53,8 +53,8 @@ def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_
     """
     if ctx.invoked_subcommand is not None:
         return
-    from finetune.run import RunSpec
-    from finetune.runs import find_run, start_run
+    from deskmate.finetune.run import RunSpec
+    from deskmate.finetune.runs import find_run, start_run
 
     env: Env = ctx.obj
     if resume is not None:
@@ -79,7 +79,7 @@ def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_
 
 
 def _models(env: Env, model: str | None) -> tuple[Path, str]:
-    from finetune.runs import training_models
+    from deskmate.finetune.runs import training_models
 
     name = model or env.model or env.config.model.name
     if not name:
@@ -89,8 +89,8 @@ def _models(env: Env, model: str | None) -> tuple[Path, str]:
 
 
 def _follow(run_dir: Path, json_progress: bool) -> int:
-    from finetune.run import _human
-    from finetune.runs import follow
+    from deskmate.finetune.run import _human
+    from deskmate.finetune.runs import follow
 
     def show(raw: str) -> None:
         try:
@@ -114,8 +114,8 @@ def _follow(run_dir: Path, json_progress: bool) -> int:
 @click.pass_obj
 def use(env: Env, run_id: int) -> None:
     """Serve the adapter of finetune run RUN_ID (sets [model] adapter)."""
-    from app.config import update_config
-    from finetune.runs import activate
+    from deskmate.app.config import update_config
+    from deskmate.finetune.runs import activate
 
     try:
         path = activate(run_id)
@@ -139,8 +139,8 @@ def tasks(env: Env, exclude: tuple[str, ...], include: tuple[str, ...]) -> None:
     A task is a prompt you rated up, or one that was answered and never rated down. The
     choice is kept for every later run (the Finetune screen's `t` makes the same).
     """
-    from app.store import open_db
-    from finetune.tasks import choose_task, from_sessions
+    from deskmate.app.store import open_db
+    from deskmate.finetune.tasks import choose_task, from_sessions
 
     db = open_db()
     listed = {t.key: t for t in from_sessions(db, with_excluded=True)}

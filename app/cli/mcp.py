@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from app.cli.common import Env, fail
+from deskmate.app.cli.common import Env, fail
 
 
 @click.group()
@@ -27,7 +27,7 @@ def _pairs(values: tuple[str, ...], what: str) -> dict[str, str]:
 
 
 def _save_servers(env: Env, tables: dict[str, dict[str, Any]], *, replace: bool) -> None:
-    from app.config import update_config
+    from deskmate.app.config import update_config
 
     def mutate(data: dict[str, Any]) -> None:
         servers = data.setdefault("mcp", {}).setdefault("servers", {})
@@ -54,7 +54,7 @@ def _save_servers(env: Env, tables: dict[str, dict[str, Any]], *, replace: bool)
 def add(env: Env, name: str, command: tuple[str, ...], url: str | None, transport: str | None,
         headers: tuple[str, ...], envs: tuple[str, ...], cwd: str, force: bool) -> None:
     """Add a server: `add NAME -- CMD ARGS…` or `add NAME --url URL`."""
-    from tools.hub.servers import ServerConfigError, server_from_table
+    from deskmate.tools.hub.servers import ServerConfigError, server_from_table
 
     table: dict[str, Any] = {}
     if url:
@@ -125,7 +125,7 @@ def _set_enabled(env: Env, name: str, enabled: bool) -> None:
 
 def _edit_server(env: Env, name: str, change: Any) -> None:
     """Apply ``change(servers)`` to the config's server tables; ``name`` must exist."""
-    from app.config import update_config
+    from deskmate.app.config import update_config
 
     def mutate(data: dict[str, Any]) -> None:
         servers = data.get("mcp", {}).get("servers", {})
@@ -143,7 +143,7 @@ def _edit_server(env: Env, name: str, change: Any) -> None:
 @click.pass_obj
 def import_(env: Env, file: Path, dry_run: bool, force: bool) -> None:
     """Import servers from Claude Desktop, Claude Code (.mcp.json), Cursor, VS Code…"""
-    from tools.hub.dialects import ImportError_, load_server_file
+    from deskmate.tools.hub.dialects import ImportError_, load_server_file
 
     try:
         result = load_server_file(file)
@@ -181,7 +181,7 @@ def list_(env: Env, as_json: bool, offline: bool) -> None:
         return
     states = {}
     if not offline:
-        from app.toolspace import open_hub
+        from deskmate.app.toolspace import open_hub
 
         with open_hub(env.config) as hub:
             states = {s.name: s for s in hub.start()}
@@ -211,7 +211,7 @@ def test(env: Env, name: str, as_json: bool) -> None:
     """Connect to one server, list its tools, and report timings."""
     import time
 
-    from app.toolspace import open_hub
+    from deskmate.app.toolspace import open_hub
 
     if name not in env.config.mcp.servers:
         fail(f"no server named {name!r} in the config (`deskmate mcp list`)", 1)
@@ -247,7 +247,7 @@ def test(env: Env, name: str, as_json: bool) -> None:
 @click.option("--lines", "-n", default=50, help="How many lines.")
 def logs(name: str, lines: int) -> None:
     """Show the end of a server's stderr log."""
-    from app.toolspace import mcp_log_dir
+    from deskmate.app.toolspace import mcp_log_dir
 
     path = mcp_log_dir() / f"{name}.log"
     if not path.exists():

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import Env
-from app.llm import ChatModel, open_model
-from app.llm.registry import ModelNotDownloaded
+from deskmate.app.cli.common import Env
+from deskmate.app.llm import ChatModel, open_model
+from deskmate.app.llm.registry import ModelNotDownloaded
 
 
 def load_model(env: Env, model: str | None = None) -> ChatModel:
@@ -15,7 +15,7 @@ def load_model(env: Env, model: str | None = None) -> ChatModel:
         return open_model(env.config, spec)
     except ModelNotDownloaded as missing:
         # The user named a model we know how to fetch: fetching it is what they expect.
-        from app.llm.download import pull
+        from deskmate.app.llm.download import pull
 
         # stderr, so that --json output on stdout stays one clean object
         click.echo(f"downloading {missing.source.label} from {missing.source.repo} …",

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from app.cli.common import Env, fail
+from deskmate.app.cli.common import Env, fail
 
 
 @click.group(invoke_without_command=True)
@@ -22,7 +22,7 @@ def models(ctx: click.Context) -> None:
 @click.pass_obj
 def list_models(env: Env, as_json: bool) -> None:
     """Show the registry and which models are on this machine."""
-    from app.llm.registry import cached_path, parse_model_spec, registry
+    from deskmate.app.llm.registry import cached_path, parse_model_spec, registry
 
     active = env.config.model.name
     rows = []
@@ -54,8 +54,8 @@ def list_models(env: Env, as_json: bool) -> None:
 @click.argument("spec")
 def pull(spec: str) -> None:
     """Download a model (registry name or hf:OWNER/REPO/FILE.gguf) and verify it."""
-    from app.llm.download import pull as do_pull
-    from app.llm.registry import parse_model_spec
+    from deskmate.app.llm.download import pull as do_pull
+    from deskmate.app.llm.registry import parse_model_spec
 
     source = parse_model_spec(spec)
     if source.is_remote:
@@ -72,9 +72,9 @@ def pull(spec: str) -> None:
 @click.pass_obj
 def use(env: Env, spec: str) -> None:
     """Make SPEC (registry name, hf:…, or a .gguf path) the model deskmate runs."""
-    from app.config import update_config
-    from app.llm.download import verify
-    from app.llm.registry import ModelNotDownloaded, parse_model_spec, resolve_model
+    from deskmate.app.config import update_config
+    from deskmate.app.llm.download import verify
+    from deskmate.app.llm.registry import ModelNotDownloaded, parse_model_spec, resolve_model
 
     source = parse_model_spec(spec)
     value = spec
@@ -101,9 +101,9 @@ def use(env: Env, spec: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def info(spec: str, as_json: bool) -> None:
     """Show what a model file says about itself (architecture, context, template)."""
-    from app.llm.base import ModelError
-    from app.llm.gguf_file import GGUFError, inspect_gguf
-    from app.llm.registry import resolve_model
+    from deskmate.app.llm.base import ModelError
+    from deskmate.app.llm.gguf_file import GGUFError, inspect_gguf
+    from deskmate.app.llm.registry import resolve_model
 
     try:
         gguf = inspect_gguf(resolve_model(spec))

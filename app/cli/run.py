@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from app.cli.common import EXIT_INTERRUPTED, Env, fail
-from app.cli.model_loading import load_model
+from deskmate.app.cli.common import EXIT_INTERRUPTED, Env, fail
+from deskmate.app.cli.model_loading import load_model
 
 
 @click.command()
@@ -37,12 +37,12 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
         max_tokens: int | None, as_json: bool,
         no_record: bool) -> None:
     """Solve TASK with the agent (`-` reads it from standard input)."""
-    from app.agent import events as ev
-    from app.agent.factory import build_agent, options_from_config
-    from app.toolspace import mcp_log_dir
-    from tools.hub import Hub
-    from tools.policy import Policy
-    from tools.sandbox import SandboxError
+    from deskmate.app.agent import events as ev
+    from deskmate.app.agent.factory import build_agent, options_from_config
+    from deskmate.app.toolspace import mcp_log_dir
+    from deskmate.tools.hub import Hub
+    from deskmate.tools.policy import Policy
+    from deskmate.tools.sandbox import SandboxError
 
     text = sys.stdin.read() if task == ("-",) else " ".join(task)
     if mcp_config is not None:  # same as `deskmate --mcp-config FILE run …`
@@ -121,7 +121,7 @@ def _on_interrupt(cancel: threading.Event):
 
 
 def _recorder(llm, mode: str):
-    from app.store import Recorder, open_db
+    from deskmate.app.store import Recorder, open_db
 
     return Recorder.new(open_db(), model=llm.info.name, adapter=llm.info.adapter, mode=mode)
 
@@ -143,7 +143,7 @@ class _Printer:
         self.quiet = quiet
 
     def show(self, event) -> None:
-        from app.agent import events as ev
+        from deskmate.app.agent import events as ev
 
         if self.quiet:
             return

@@ -12,7 +12,7 @@ from dataclasses import asdict
 
 import click
 
-from app.cli.common import EXIT_FAILURE, fail
+from deskmate.app.cli.common import EXIT_FAILURE, fail
 
 
 @click.group()
@@ -31,7 +31,7 @@ def exec_cmd(source, as_json: bool = False, timeout: float | None = None) -> Non
 
     Prints the output, the error and the exit reason: ok, error, timeout, memory, killed.
     """
-    from tools.sandbox import Sandbox, SandboxError
+    from deskmate.tools.sandbox import Sandbox, SandboxError
 
     code = source.read()
     try:
@@ -61,7 +61,7 @@ def exec_cmd(source, as_json: bool = False, timeout: float | None = None) -> Non
 @click.option("--json", "as_json", is_flag=True, help="Print the isolation as JSON.")
 def info_cmd(as_json: bool = False) -> None:
     """The isolation the sandbox gets on this machine."""
-    from tools.sandbox import detect_isolation
+    from deskmate.tools.sandbox import detect_isolation
 
     isolation = detect_isolation()
     if as_json:

@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from app.cli.common import EXIT_FAILURE, EXIT_USAGE, fail
+from deskmate.app.cli.common import EXIT_FAILURE, EXIT_USAGE, fail
 
 if TYPE_CHECKING:
-    from app.store.db import Database
+    from deskmate.app.store.db import Database
 
 
 class _StoreGroup(click.Group):
     """Reports store errors (missing session, unusable file) as one line, exit 1."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from app.store.errors import StoreError
+        from deskmate.app.store.errors import StoreError
 
         try:
             return super().invoke(ctx)
@@ -33,15 +33,15 @@ class _StoreGroup(click.Group):
 
 
 def _open() -> Database | None:
-    from app.store.db import db_path, open_db
+    from deskmate.app.store.db import db_path, open_db
 
     path = db_path()
     return open_db(path) if path.exists() else None
 
 
 def _require() -> Database:
-    from app.store.db import db_path
-    from app.store.errors import StoreError
+    from deskmate.app.store.db import db_path
+    from deskmate.app.store.errors import StoreError
 
     db = _open()
     if db is None:
@@ -66,9 +66,9 @@ def sessions(ctx: click.Context) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def list_cmd(limit: int = 30, as_json: bool = False) -> None:
     """The most recently updated sessions."""
-    from app.store.db import db_path
-    from app.store.export import when
-    from app.store.sessions import list_sessions
+    from deskmate.app.store.db import db_path
+    from deskmate.app.store.export import when
+    from deskmate.app.store.sessions import list_sessions
 
     db = _open()
     rows = list_sessions(db, limit) if db is not None else []
@@ -89,8 +89,8 @@ def list_cmd(limit: int = 30, as_json: bool = False) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Everything recorded, as JSON.")
 def show(session_id: str, as_json: bool) -> None:
     """Show one session: transcript, tool calls, approvals (ID or a unique prefix)."""
-    from app.store.export import session_markdown
-    from app.store.sessions import get_session
+    from deskmate.app.store.export import session_markdown
+    from deskmate.app.store.sessions import get_session
 
     detail = get_session(_require(), session_id)
     if as_json:
@@ -105,7 +105,7 @@ def show(session_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of lines.")
 def search(query: tuple[str, ...], limit: int, as_json: bool) -> None:
     """Full-text search over messages and tool calls (words must all match; word* = prefix)."""
-    from app.store.fts import search as run_search
+    from deskmate.app.store.fts import search as run_search
 
     db = _open()
     hits = run_search(db, " ".join(query), limit) if db is not None else []
@@ -128,7 +128,7 @@ def search(query: tuple[str, ...], limit: int, as_json: bool) -> None:
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 def export(ids: tuple[str, ...], fmt: str, out: Path | None, force: bool) -> None:
     """Export the sessions IDS (default: all) as JSONL or Markdown."""
-    from app.store.export import export_jsonl, export_markdown, session_ids
+    from deskmate.app.store.export import export_jsonl, export_markdown, session_ids
 
     if out is not None and out.exists() and not force:
         fail(f"{out} exists; pass --force to overwrite it, or choose another --out",
@@ -146,7 +146,7 @@ def export(ids: tuple[str, ...], fmt: str, out: Path | None, force: bool) -> Non
 
 def _write_atomically(out: Path, write: Any) -> int:
     """Export into a temp file renamed over ``out``: never a half-written file."""
-    from app.files import atomic_writer
+    from deskmate.app.files import atomic_writer
 
     try:
         with atomic_writer(out) as f:
@@ -160,7 +160,7 @@ def _write_atomically(out: Path, write: Any) -> int:
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def delete(session_id: str, yes: bool) -> None:
     """Delete a session and everything recorded with it (and its saved KV state)."""
-    from app.store.sessions import delete_session, get_summary
+    from deskmate.app.store.sessions import delete_session, get_summary
 
     db = _require()
     summary = get_summary(db, session_id)
@@ -177,7 +177,7 @@ def delete(session_id: str, yes: bool) -> None:
 @click.option("--comment", "-c", default="", help="Why; kept with the rating.")
 def rate(session_id: str, rating: str, turn: int, comment: str) -> None:
     """Thumbs up or down for a session (or one answer); finetuning learns from these."""
-    from app.store.sessions import rate as do_rate
+    from deskmate.app.store.sessions import rate as do_rate
 
     full_id = do_rate(_require(), session_id, rating, turn=turn,  # type: ignore[arg-type]
                       comment=comment)

@@ -13,11 +13,11 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
-from app.cli.common import EXIT_FAILURE, EXIT_USAGE, Env, fail
+from deskmate.app.cli.common import EXIT_FAILURE, EXIT_USAGE, Env, fail
 
 if TYPE_CHECKING:
-    from tools.catalog import Catalog
-    from tools.search import ToolSearch
+    from deskmate.tools.catalog import Catalog
+    from deskmate.tools.search import ToolSearch
 
 CATALOG_HELP = ("Folder of recorded tools/list snapshots (one JSON file per server) "
                 "instead of the configured MCP servers.")
@@ -65,7 +65,7 @@ def search(env: Env, query: str | None, k: int, server: str | None, catalog_dir:
     if not hits:
         click.echo("No tool matches. Try other words, or drop --server.")
         return
-    from tools.signatures import summary_line
+    from deskmate.tools.signatures import summary_line
 
     for hit in hits:
         summary = summary_line(catalog.get(hit.server, hit.tool).description)
@@ -80,8 +80,8 @@ def search(env: Env, query: str | None, k: int, server: str | None, catalog_dir:
 @click.pass_obj
 def show(env: Env, server: str, tool: str, catalog_dir: Path | None) -> None:
     """Print the Python signature and docstring the model sees for SERVER's TOOL."""
-    from tools.catalog import CatalogError
-    from tools.signatures import signature
+    from deskmate.tools.catalog import CatalogError
+    from deskmate.tools.signatures import signature
 
     catalog = _catalog(env, catalog_dir)
     try:
@@ -92,7 +92,7 @@ def show(env: Env, server: str, tool: str, catalog_dir: Path | None) -> None:
 
 
 def _catalog(env: Env, catalog_dir: Path | None) -> Catalog:
-    from tools.catalog import Catalog, CatalogError
+    from deskmate.tools.catalog import Catalog, CatalogError
 
     if catalog_dir is not None:
         try:
@@ -102,7 +102,7 @@ def _catalog(env: Env, catalog_dir: Path | None) -> Catalog:
     if not env.config.mcp.servers:
         fail("no MCP servers are configured: add one with `deskmate mcp add NAME -- CMD`, "
              "or search recorded snapshots with --catalog DIR", EXIT_USAGE)
-    from app.toolspace import open_hub
+    from deskmate.app.toolspace import open_hub
 
     hub = open_hub(env.config)
     try:
@@ -121,8 +121,8 @@ def _catalog(env: Env, catalog_dir: Path | None) -> Catalog:
 
 
 def _searcher(catalog: Catalog, dense: bool | None) -> ToolSearch:
-    from app import paths
-    from tools.search import DenseUnavailable, open_search
+    from deskmate.app import paths
+    from deskmate.tools.search import DenseUnavailable, open_search
 
     try:
         return open_search(catalog, paths.embeddings_cache(), dense=dense)

@@ -3,7 +3,7 @@
 Importing this package is cheap; llama_cpp loads only when a model is opened.
 """
 
-from app.llm.base import (
+from deskmate.app.llm.base import (
     ChatMessage,
     ChatModel,
     Delta,
@@ -15,7 +15,7 @@ from app.llm.base import (
     Usage,
     complete,
 )
-from app.llm.factory import NoModelConfigured, open_model
+from deskmate.app.llm.factory import NoModelConfigured, open_model
 
 __all__ = [
     "ChatMessage",

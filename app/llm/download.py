@@ -17,10 +17,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from app import paths
-from app.llm.base import ModelError
-from app.llm.gguf_file import GGUFError, inspect_gguf
-from app.llm.registry import ModelSource, cached_path, parse_model_spec
+from deskmate.app import paths
+from deskmate.app.llm.base import ModelError
+from deskmate.app.llm.gguf_file import GGUFError, inspect_gguf
+from deskmate.app.llm.registry import ModelSource, cached_path, parse_model_spec
 
 # progress(done_bytes, total_bytes or None)
 Progress = Callable[[int, int | None], None]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from app.config import Config
-from app.llm.base import ChatModel, ModelError
-from app.llm.registry import recommended, resolve_model
+from deskmate.app.config import Config
+from deskmate.app.llm.base import ChatModel, ModelError
+from deskmate.app.llm.registry import recommended, resolve_model
 
 
 class NoModelConfigured(ModelError):
@@ -26,7 +26,7 @@ def open_model(config: Config, model: str | None = None) -> ChatModel:
     """Load the model; ``model`` overrides ``[model] name`` for this run."""
     cfg = config.model
     if cfg.backend == "openai" and not model:
-        from app.llm.openai_compat import OpenAICompatibleModel
+        from deskmate.app.llm.openai_compat import OpenAICompatibleModel
 
         oa = config.openai
         return OpenAICompatibleModel(
@@ -37,7 +37,7 @@ def open_model(config: Config, model: str | None = None) -> ChatModel:
     if not spec:
         raise NoModelConfigured()
     path = resolve_model(spec)
-    from app.llm.llamacpp import LlamaCppModel
+    from deskmate.app.llm.llamacpp import LlamaCppModel
 
     return LlamaCppModel(
         path, context=cfg.context, threads=cfg.threads, gpu_layers=cfg.gpu_layers,

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.llm.base import (
+from deskmate.app.llm.base import (
     ChatMessage,
     Delta,
     Finished,
@@ -30,8 +30,8 @@ from app.llm.base import (
     StreamEvent,
     TokenClock,
 )
-from app.llm.gguf_file import GGUFError, inspect_gguf
-from app.llm.stops import StopMatcher
+from deskmate.app.llm.gguf_file import GGUFError, inspect_gguf
+from deskmate.app.llm.stops import StopMatcher
 
 # Used when a GGUF carries no chat template (llama.cpp falls back to ChatML too).
 CHATML_TEMPLATE = (

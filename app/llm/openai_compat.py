@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from app.llm.base import (
+from deskmate.app.llm.base import (
     ChatMessage,
     Delta,
     Finished,

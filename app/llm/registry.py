@@ -13,7 +13,7 @@ from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
-from app.llm.base import ModelError
+from deskmate.app.llm.base import ModelError
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,8 @@ class ModelNotDownloaded(ModelError):
 
 @cache
 def registry() -> dict[str, RegistryEntry]:
-    raw = tomllib.loads(files("assets").joinpath("models.toml").read_text(encoding="utf-8"))
+    text = files("deskmate.assets").joinpath("models.toml").read_text(encoding="utf-8")
+    raw = tomllib.loads(text)
     return {name: RegistryEntry(name=name, **fields)
             for name, fields in raw.get("models", {}).items()}
 
@@ -107,7 +108,7 @@ def cached_path(source: ModelSource) -> Path | None:
         return None
     from huggingface_hub import try_to_load_from_cache
 
-    from app import paths
+    from deskmate.app import paths
 
     hit = try_to_load_from_cache(source.repo, source.file, cache_dir=paths.hf_cache_dir())
     return Path(hit) if isinstance(hit, str) else None

@@ -6,12 +6,12 @@ The modules, each with one job: ``schema`` (the ordered migrations), ``migrate``
 (JSONL, Markdown), ``records`` (the typed results).
 """
 
-from app.store.db import Database, db_path, open_db, transaction
-from app.store.errors import SessionNotFound, StoreError
-from app.store.fts import search
-from app.store.recorder import Recorder
-from app.store.records import ResumedSession, SearchHit, SessionDetail, SessionSummary
-from app.store.sessions import (
+from deskmate.app.store.db import Database, db_path, open_db, transaction
+from deskmate.app.store.errors import SessionNotFound, StoreError
+from deskmate.app.store.fts import search
+from deskmate.app.store.recorder import Recorder
+from deskmate.app.store.records import ResumedSession, SearchHit, SessionDetail, SessionSummary
+from deskmate.app.store.sessions import (
     delete_session,
     get_session,
     get_summary,

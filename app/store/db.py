@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app import paths
-from app.store.errors import StoreError
-from app.store.migrate import migrate, read_version
-from app.store.schema import SCHEMA_VERSION
+from deskmate.app import paths
+from deskmate.app.store.errors import StoreError
+from deskmate.app.store.migrate import migrate, read_version
+from deskmate.app.store.schema import SCHEMA_VERSION
 
 BUSY_TIMEOUT_MS = 10_000
 

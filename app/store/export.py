@@ -14,9 +14,9 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any, TextIO
 
-from app.store.db import Database
-from app.store.records import MessageRecord, SessionDetail
-from app.store.sessions import MESSAGE_COLUMNS, get_session, message_record, resolve_id
+from deskmate.app.store.db import Database
+from deskmate.app.store.records import MessageRecord, SessionDetail
+from deskmate.app.store.sessions import MESSAGE_COLUMNS, get_session, message_record, resolve_id
 
 BATCH = 500
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 
-from app.store.db import Database
-from app.store.records import SearchHit
+from deskmate.app.store.db import Database
+from deskmate.app.store.records import SearchHit
 
 MAX_TERMS = 32
 RANK_AT_MOST = 5000

@@ -14,8 +14,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from app.store.errors import StoreError
-from app.store.schema import MIGRATIONS, SCHEMA_VERSION
+from deskmate.app.store.errors import StoreError
+from deskmate.app.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
 def read_version(conn: sqlite3.Connection) -> int:

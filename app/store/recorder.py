@@ -21,9 +21,9 @@ import time
 import uuid
 from typing import Any
 
-from app.agent import events as ev
-from app.store.db import Database, transaction
-from app.store.errors import SessionNotFound
+from deskmate.app.agent import events as ev
+from deskmate.app.store.db import Database, transaction
+from deskmate.app.store.errors import SessionNotFound
 
 TITLE_CHARS = 80
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.llm.base import ChatMessage
+from deskmate.app.llm.base import ChatMessage
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from app import paths
-from app.store.db import Database, transaction
-from app.store.errors import SessionNotFound
-from app.store.records import (
+from deskmate.app import paths
+from deskmate.app.store.db import Database, transaction
+from deskmate.app.store.errors import SessionNotFound
+from deskmate.app.store.records import (
     ErrorRecord,
     FeedbackRecord,
     MessageRecord,

@@ -22,12 +22,12 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from app.config import Config
-from app.llm import ChatModel, ModelError, NoModelConfigured, open_model
-from app.ui.approval import ApprovalScreen, UiApprover
-from app.ui.chat import ChatScreen, ChatView
-from app.ui.conversation import Conversation
-from app.ui.messages import (
+from deskmate.app.config import Config
+from deskmate.app.llm import ChatModel, ModelError, NoModelConfigured, open_model
+from deskmate.app.ui.approval import ApprovalScreen, UiApprover
+from deskmate.app.ui.chat import ChatScreen, ChatView
+from deskmate.app.ui.conversation import Conversation
+from deskmate.app.ui.messages import (
     AgentReady,
     ApprovalAsked,
     ConfigChanged,
@@ -37,7 +37,7 @@ from app.ui.messages import (
     ModelReady,
     SessionResumed,
 )
-from app.ui.model_workers import ModelWorkers
+from deskmate.app.ui.model_workers import ModelWorkers
 
 ModelFactory = Callable[[Config, str | None], ChatModel]
 
@@ -47,10 +47,10 @@ def _screen(name: str) -> Callable[[], Screen]:
     def make() -> Screen:
         import importlib
 
-        module, cls = {"sessions": ("app.ui.sessions", "SessionsScreen"),
-                       "servers": ("app.ui.servers", "ServersScreen"),
-                       "models": ("app.ui.models", "ModelsScreen"),
-                       "finetune": ("app.ui.finetune", "FinetuneScreen")}[name]
+        module, cls = {"sessions": ("deskmate.app.ui.sessions", "SessionsScreen"),
+                       "servers": ("deskmate.app.ui.servers", "ServersScreen"),
+                       "models": ("deskmate.app.ui.models", "ModelsScreen"),
+                       "finetune": ("deskmate.app.ui.finetune", "FinetuneScreen")}[name]
         return getattr(importlib.import_module(module), cls)()
     return make
 
@@ -69,7 +69,7 @@ class DeskmateApp(ModelWorkers, App[None]):
     """
 
     TITLE = "deskmate"
-    CSS_PATH = str(files("assets").joinpath("app.tcss"))
+    CSS_PATH = str(files("deskmate.assets").joinpath("app.tcss"))
     MODES = {"sessions": _screen("sessions"),
              "servers": _screen("servers"), "models": _screen("models"),
              "finetune": _screen("finetune")}
@@ -143,7 +143,7 @@ class DeskmateApp(ModelWorkers, App[None]):
 
     @work(thread=True, exclusive=True, group="hub", exit_on_error=False)
     def start_hub(self) -> None:
-        from app.toolspace import open_hub
+        from deskmate.app.toolspace import open_hub
 
         old, self.hub = self.hub, None
         if old is not None:
@@ -199,13 +199,13 @@ class DeskmateApp(ModelWorkers, App[None]):
             self.notify(message.warning, severity="warning", timeout=10)
 
     def on_model_failed(self, message: ModelFailed) -> None:
-        from app.ui.blocks import Notice
+        from deskmate.app.ui.blocks import Notice
 
         if not self.chat_screen.query(ChatView):
             return  # closing
         self.chat.set_status("no model")
         if message.first_run:
-            from app.ui.first_run import FirstRunScreen, first_run_choice
+            from deskmate.app.ui.first_run import FirstRunScreen, first_run_choice
 
             self.push_screen(FirstRunScreen(), partial(first_run_choice, self))
             self.chat.add(Notice("## Welcome to deskmate\n\nNo model is set up yet: F4 opens "
@@ -251,7 +251,7 @@ class DeskmateApp(ModelWorkers, App[None]):
             self.load_model(None)
 
     def on_session_resumed(self, message: SessionResumed) -> None:
-        from app.ui.conversation import other_model
+        from deskmate.app.ui.conversation import other_model
 
         self.switch_mode("chat")
         self.chat.show_resumed(message.resumed, message.detail)
@@ -273,7 +273,7 @@ class DeskmateApp(ModelWorkers, App[None]):
             error = event.worker.error
             # Our own errors already say what failed and what to do; others get their type.
             known = isinstance(error, ValueError) or type(error).__module__.startswith(
-                ("app.", "tools."))
+                ("deskmate.",))
             self.notify(str(error) if known else f"{type(error).__name__}: {error}",
                         title="Not done" if known else "Something failed",
                         severity="error", timeout=12)
@@ -284,7 +284,7 @@ class DeskmateApp(ModelWorkers, App[None]):
         self.switch_mode(mode)
 
     def action_help(self) -> None:
-        from app.ui.help import HelpScreen
+        from deskmate.app.ui.help import HelpScreen
 
         self.push_screen(HelpScreen())
 

@@ -19,7 +19,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
-from app.ui.messages import ApprovalAsked, PendingApproval
+from deskmate.app.ui.messages import ApprovalAsked, PendingApproval
 
 
 class UiApprover:

@@ -29,14 +29,14 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static
 
-from app.ui.messages import AgentEventPosted, FeedbackStored, TurnEnded
-from app.ui.prompt import PromptArea
-from app.ui.workers import ReportsWorkers
+from deskmate.app.ui.messages import AgentEventPosted, FeedbackStored, TurnEnded
+from deskmate.app.ui.prompt import PromptArea
+from deskmate.app.ui.workers import ReportsWorkers
 
 if TYPE_CHECKING:
-    from app.agent import events as ev
-    from app.ui.blocks import ActionBlock, FeedbackBar, ReplyBlock
-    from tools.sandbox import Isolation
+    from deskmate.app.agent import events as ev
+    from deskmate.app.ui.blocks import ActionBlock, FeedbackBar, ReplyBlock
+    from deskmate.tools.sandbox import Isolation
 
 MAX_BLOCKS = 200
 DELTA_HZ = 30  # most streamed-text messages a second
@@ -106,7 +106,7 @@ class ChatView(ReportsWorkers, Vertical):
             self.notify("No model loaded yet: F4 opens the models, or type /model NAME|PATH.",
                         severity="warning")
             return
-        from app.ui.blocks import UserBlock
+        from deskmate.app.ui.blocks import UserBlock
 
         self.add(UserBlock(text))
         self.busy = True
@@ -124,7 +124,7 @@ class ChatView(ReportsWorkers, Vertical):
 
     @work(thread=True, exclusive=True, group="turn", exit_on_error=False)
     def run_turn(self, conversation, text: str, cancel: threading.Event) -> None:
-        from app.agent.events import ModelDelta
+        from deskmate.app.agent.events import ModelDelta
 
         pending: list[ModelDelta] = []
         last = 0.0
@@ -178,7 +178,13 @@ class ChatView(ReportsWorkers, Vertical):
 
     def show_resumed(self, resumed, detail) -> None:
         """Redraw a recorded session: questions, tool calls and answers of recent turns."""
-        from app.ui.blocks import ActionBlock, FeedbackBar, ReplyBlock, UserBlock, short_args
+        from deskmate.app.ui.blocks import (
+            ActionBlock,
+            FeedbackBar,
+            ReplyBlock,
+            UserBlock,
+            short_args,
+        )
 
         self.clear()
         ratings = {f.turn: f.rating for f in detail.feedback}
@@ -242,7 +248,7 @@ class ChatView(ReportsWorkers, Vertical):
     async def _on_ModelDelta(self, e: ev.ModelDelta) -> None:
         from textual.widgets import Markdown
 
-        from app.ui.blocks import ReplyBlock
+        from deskmate.app.ui.blocks import ReplyBlock
 
         if self._reply is None or self._reply.step != e.step:
             await self._end_stream()
@@ -267,7 +273,7 @@ class ChatView(ReportsWorkers, Vertical):
                         f"{u.completion_tokens:,} generated{speed}")
 
     async def _on_CodeAction(self, e: ev.CodeAction) -> None:
-        from app.ui.blocks import ActionBlock
+        from deskmate.app.ui.blocks import ActionBlock
 
         if self._reply is not None and self._reply.step == e.step:
             if e.thought.strip():
@@ -282,7 +288,7 @@ class ChatView(ReportsWorkers, Vertical):
         block.status = "running"
 
     async def _on_Observation(self, e: ev.Observation) -> None:
-        from app.ui.blocks import ActionBlock
+        from deskmate.app.ui.blocks import ActionBlock
 
         status = "ok" if e.status == "ok" else "error"
         block = self._actions.get(f"code{e.step}")
@@ -297,7 +303,7 @@ class ChatView(ReportsWorkers, Vertical):
     async def _on_ToolCallStarted(self, e: ev.ToolCallStarted) -> None:
         import json
 
-        from app.ui.blocks import ActionBlock, short_args
+        from deskmate.app.ui.blocks import ActionBlock, short_args
 
         self._tools_since_observation += 1
         block = ActionBlock("tool", f"{e.server}.{e.tool}({short_args(e.arguments)})",
@@ -325,7 +331,7 @@ class ChatView(ReportsWorkers, Vertical):
             block.finish(status, e.result, e.duration_s)
 
     async def _on_FinalAnswer(self, e: ev.FinalAnswer) -> None:
-        from app.ui.blocks import FeedbackBar, ReplyBlock
+        from deskmate.app.ui.blocks import FeedbackBar, ReplyBlock
 
         await self._end_stream()
         if self._reply is None or self._reply.step != e.step:
@@ -336,7 +342,7 @@ class ChatView(ReportsWorkers, Vertical):
         self.add(FeedbackBar(self.turn))
 
     async def _on_TurnFinished(self, e: ev.TurnFinished) -> None:
-        from app.ui.blocks import Notice
+        from deskmate.app.ui.blocks import Notice
 
         await self._end_stream()
         for block in self._actions.values():
@@ -353,7 +359,7 @@ class ChatView(ReportsWorkers, Vertical):
             f"{e.wall_s:.1f} s")
 
     async def _on_AgentError(self, e: ev.AgentError) -> None:
-        from app.ui.blocks import Notice
+        from deskmate.app.ui.blocks import Notice
 
         self.add(Notice(f"**{e.kind} error:** {e.message}", "error"))
 
@@ -373,7 +379,7 @@ class ChatView(ReportsWorkers, Vertical):
         self.post_message(FeedbackStored(turn, 1 if up else -1))
 
     def on_feedback_stored(self, message: FeedbackStored) -> None:
-        from app.ui.blocks import FeedbackBar
+        from deskmate.app.ui.blocks import FeedbackBar
 
         message.stop()
         for bar in self.query(FeedbackBar):

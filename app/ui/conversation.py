@@ -11,12 +11,12 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from app.config import Config
-from app.llm.base import ChatMessage, ChatModel
-from tools.policy import Approver, Policy
+from deskmate.app.config import Config
+from deskmate.app.llm.base import ChatMessage, ChatModel
+from deskmate.tools.policy import Approver, Policy
 
 if TYPE_CHECKING:  # the agent loop loads with the first agent, not at start-up
-    from app.agent import events as ev
+    from deskmate.app.agent import events as ev
 
 # Exceptions that mean "the code sandbox cannot run here"; the chat then falls back to
 # eager JSON tool calls (no code execution at all) and says so.
@@ -43,7 +43,7 @@ class Conversation:
 
     def build(self, model: ChatModel, hub: Any) -> str:
         """(Re)build the agent over ``hub`` on ``self.transcript``; returns a warning."""
-        from app.agent.factory import build_agent, options_from_config
+        from deskmate.app.agent.factory import build_agent, options_from_config
 
         with self._lock:
             old, self.runtime = self.runtime, None
@@ -68,7 +68,7 @@ class Conversation:
     @property
     def db(self) -> Any:
         if self._db is None:
-            from app.store import open_db
+            from deskmate.app.store import open_db
 
             self._db = (self._db_factory or open_db)()
         return self._db
@@ -80,7 +80,7 @@ class Conversation:
         if self.runtime is None:
             raise RuntimeError("no agent yet: load a model first")
         if self.record and self.recorder is None:
-            from app.store import Recorder
+            from deskmate.app.store import Recorder
 
             info = self.runtime.agent.model.info
             self.recorder = Recorder.new(self.db, model=info.name, adapter=info.adapter,
@@ -100,7 +100,7 @@ class Conversation:
         return self.recorder.session_id if self.recorder is not None else None
 
     def rate(self, turn: int, up: bool) -> None:
-        from app.store import rate
+        from deskmate.app.store import rate
 
         if self.session_id is None:
             raise RuntimeError("nothing recorded in this session yet")
@@ -123,7 +123,7 @@ class Conversation:
     def resume(self, session_id: str, model: ChatModel | None) -> Any:
         """Continue a recorded session in its mode: its transcript, recorder and KV state
         (the KV state only with the model that made it)."""
-        from app.store import Recorder, resume
+        from deskmate.app.store import Recorder, resume
 
         resumed = resume(self.db, session_id)
         self.new_session()
@@ -142,7 +142,7 @@ class Conversation:
         save_state = getattr(model, "save_state", None)
         if save_state is None or self.session_id is None:
             return
-        from app.store.sessions import kv_state_path, prune_kv_states
+        from deskmate.app.store.sessions import kv_state_path, prune_kv_states
 
         save_state(kv_state_path(self.session_id))
         prune_kv_states(keep=self.session_id)

@@ -35,12 +35,19 @@ from textual.widgets import (
 )
 from textual.worker import Worker, WorkerState
 
-from app.store.export import when
-from app.ui.finetune_view import RunView, log_line, metrics_line, parse_progress, score, survey
-from app.ui.messages import ConfigChanged, FinetuneProgress
-from app.ui.tables import TableScreen
-from app.ui.workers import post_fresh
-from finetune.hardware import describe
+from deskmate.app.store.export import when
+from deskmate.app.ui.finetune_view import (
+    RunView,
+    log_line,
+    metrics_line,
+    parse_progress,
+    score,
+    survey,
+)
+from deskmate.app.ui.messages import ConfigChanged, FinetuneProgress
+from deskmate.app.ui.tables import TableScreen
+from deskmate.app.ui.workers import post_fresh
+from deskmate.finetune.hardware import describe
 
 STOP_GRACE_S = 20.0  # how long a stopped run may take to write its checkpoint state
 
@@ -148,7 +155,7 @@ class FinetuneScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="finetune-replay", exit_on_error=False)
     def replay(self, run_id: int, run_dir: Path | None) -> None:
-        from finetune.runs import read_progress
+        from deskmate.finetune.runs import read_progress
 
         view = RunView(run_id)
         for data in read_progress(run_dir) if run_dir is not None else []:
@@ -157,8 +164,8 @@ class FinetuneScreen(TableScreen):
 
     @work(thread=True, group="finetune-run", exit_on_error=False)
     def launch(self, source: str, steps: int, resume: int | None) -> None:
-        from finetune.run import RunSpec
-        from finetune.runs import find_run, follow, start_run
+        from deskmate.finetune.run import RunSpec
+        from deskmate.finetune.runs import find_run, follow, start_run
 
         if resume is not None:
             spec, run_dir = find_run(resume)
@@ -182,8 +189,8 @@ class FinetuneScreen(TableScreen):
 
     @work(thread=True, group="finetune-use", exit_on_error=False)
     def serve(self, run_id: int) -> None:
-        from app.ui.model_jobs import set_model_option
-        from finetune.runs import activate
+        from deskmate.app.ui.model_jobs import set_model_option
+        from deskmate.finetune.runs import activate
 
         path = activate(run_id)
         if not path.exists():
@@ -376,7 +383,7 @@ class FinetuneScreen(TableScreen):
         self.serve(record.run_id)
 
     def action_tasks(self) -> None:
-        from app.ui.task_picker import TaskPickerScreen
+        from deskmate.app.ui.task_picker import TaskPickerScreen
 
         self.app.push_screen(TaskPickerScreen(), lambda _: self.survey_machine())
 

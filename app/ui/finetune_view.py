@@ -98,13 +98,13 @@ class RunView:
 def survey(app: Any) -> dict[str, Any]:
     """Blocking: the GPUs, the plan for the configured model, task sources and runs."""
 
-    from app.llm.base import ModelError
-    from app.store import open_db
-    from finetune import tasks as T
-    from finetune.grpo import GRPOConfig
-    from finetune.hardware import arch_of_gguf, detect_gpus, recommend
-    from finetune.run import cpu_allowed
-    from finetune.runs import list_runs, training_models
+    from deskmate.app.llm.base import ModelError
+    from deskmate.app.store import open_db
+    from deskmate.finetune import tasks as T
+    from deskmate.finetune.grpo import GRPOConfig
+    from deskmate.finetune.hardware import arch_of_gguf, detect_gpus, recommend
+    from deskmate.finetune.run import cpu_allowed
+    from deskmate.finetune.runs import list_runs, training_models
 
     gpus = detect_gpus()
     hardware = (" · ".join(f"GPU {g.name}: {g.free_gb:.1f} of {g.total_gb:.1f} GB free"
@@ -147,13 +147,13 @@ def survey(app: Any) -> dict[str, Any]:
 def bundled_suite() -> Path:
     from importlib.resources import files
 
-    return Path(str(files("assets").joinpath("eval", "local")))
+    return Path(str(files("deskmate.assets").joinpath("eval", "local")))
 
 
 @cache
 def bundled_suite_size() -> int:
     """Tasks in the suite shipped with deskmate: read once, not at every survey (the
     screen surveys each time it is shown)."""
-    from finetune.eval import load_suite
+    from deskmate.finetune.eval import load_suite
 
     return len(load_suite(bundled_suite()).tasks)

@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from app.llm.registry import recommended, registry
+from deskmate.app.llm.registry import recommended, registry
 
 
 class FirstRunScreen(ModalScreen[str | None]):
@@ -52,7 +52,7 @@ def first_run_choice(app, choice: str | None) -> None:
     elif choice == "tiny":
         app.download_model("tiny", use_after=True)
     elif choice == "local":
-        from app.ui.dialogs import AskScreen
+        from deskmate.app.ui.dialogs import AskScreen
 
         app.push_screen(AskScreen("Path of the .gguf model file:",
                                   placeholder="~/models/model.gguf"),

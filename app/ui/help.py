@@ -15,14 +15,14 @@ from textual.widgets import DataTable, Static
 
 def key_rows(app) -> list[tuple[str, str, str, str]]:
     """(where, keys, what, config name) for every binding, ``[keys]`` overrides applied."""
-    from app.ui.app import DeskmateApp
-    from app.ui.approval import ApprovalScreen
-    from app.ui.finetune import FinetuneScreen
-    from app.ui.models import ModelsScreen
-    from app.ui.prompt import PromptArea
-    from app.ui.servers import ServersScreen
-    from app.ui.sessions import SessionsScreen
-    from app.ui.task_picker import TaskPickerScreen
+    from deskmate.app.ui.app import DeskmateApp
+    from deskmate.app.ui.approval import ApprovalScreen
+    from deskmate.app.ui.finetune import FinetuneScreen
+    from deskmate.app.ui.models import ModelsScreen
+    from deskmate.app.ui.prompt import PromptArea
+    from deskmate.app.ui.servers import ServersScreen
+    from deskmate.app.ui.sessions import SessionsScreen
+    from deskmate.app.ui.task_picker import TaskPickerScreen
 
     remappable = dataclasses.asdict(app.config.keys)
     keymap = {k: v for k, v in remappable.items() if v}

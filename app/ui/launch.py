@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from app.cli.common import Env
+from deskmate.app.cli.common import Env
 
 
 def launch(env: Env) -> None:
-    from app.ui.app import DeskmateApp
+    from deskmate.app.ui.app import DeskmateApp
 
     config = env.config  # a broken config stops us here, before the screen switches
     # Changes made in the app (servers, model, context) go to the file it was started with.

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:  # the agent's events load with the first turn, not at start-up
-    from app.agent.events import AgentEvent
-    from app.llm.base import ChatModel
+    from deskmate.app.agent.events import AgentEvent
+    from deskmate.app.llm.base import ChatModel
 
 
 class ModelReady(Message):

@@ -8,13 +8,13 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from app.config import Config, update_config
+from deskmate.app.config import Config, update_config
 
 
 def activate(spec: str, config_path: Path | None) -> tuple[Config, str]:
     """Make ``spec`` the configured model (checking local files first)."""
-    from app.llm.download import verify
-    from app.llm.registry import ModelNotDownloaded, parse_model_spec, resolve_model
+    from deskmate.app.llm.download import verify
+    from deskmate.app.llm.registry import ModelNotDownloaded, parse_model_spec, resolve_model
 
     source = parse_model_spec(spec)
     value = spec

@@ -11,9 +11,9 @@ import time
 
 from textual import work
 
-from app.llm.base import ModelError
-from app.ui import model_jobs
-from app.ui.messages import ConfigChanged, DownloadFinished, DownloadProgress
+from deskmate.app.llm.base import ModelError
+from deskmate.app.ui import model_jobs
+from deskmate.app.ui.messages import ConfigChanged, DownloadFinished, DownloadProgress
 
 PROGRESS_INTERVAL_S = 0.1  # at most ten progress messages a second
 
@@ -29,7 +29,7 @@ class ModelWorkers:
 
     @work(thread=True, exclusive=True, group="download", exit_on_error=False)
     def download_model(self, spec: str, use_after: bool = False) -> None:
-        from app.llm.download import pull
+        from deskmate.app.llm.download import pull
 
         cancel = self.download_cancel = threading.Event()
         last = 0.0

@@ -18,10 +18,10 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
-from app.ui.dialogs import AskScreen
-from app.ui.messages import ConfigChanged, DownloadFinished, DownloadProgress
-from app.ui.tables import TableScreen
-from app.ui.workers import post_fresh
+from deskmate.app.ui.dialogs import AskScreen
+from deskmate.app.ui.messages import ConfigChanged, DownloadFinished, DownloadProgress
+from deskmate.app.ui.tables import TableScreen
+from deskmate.app.ui.workers import post_fresh
 
 MAX_LOCAL_FILES = 50
 
@@ -109,8 +109,8 @@ class ModelsScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="models-list", exit_on_error=False)
     def load(self) -> None:
-        from app import paths
-        from app.llm.registry import cached_path, parse_model_spec, registry
+        from deskmate.app import paths
+        from deskmate.app.llm.registry import cached_path, parse_model_spec, registry
 
         active = self.app.config.model.name  # type: ignore[attr-defined]
         rows = []
@@ -181,7 +181,7 @@ class ModelsScreen(TableScreen):
 
     @work(thread=True, group="models-option", exit_on_error=False)
     def set_option(self, key: str, value: str) -> None:
-        from app.ui.model_jobs import set_model_option
+        from deskmate.app.ui.model_jobs import set_model_option
 
         typed: Any = value
         if key == "context":

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.config import Config, update_config
+from deskmate.app.config import Config, update_config
 
 
 class ServerEditError(ValueError):
@@ -21,7 +21,7 @@ class ServerEditError(ValueError):
 
 def table_for(name: str, target: str) -> dict[str, Any]:
     """``NAME`` + a command line or URL → the validated TOML table of the server."""
-    from tools.hub.servers import ServerConfigError, server_from_table
+    from deskmate.tools.hub.servers import ServerConfigError, server_from_table
 
     target = target.strip()
     if target.startswith(("http://", "https://")):
@@ -61,7 +61,7 @@ def import_servers(path: Path, existing: set[str],
 
     Raises ``ServerEditError`` (saying why) when the file adds no server.
     """
-    from tools.hub.dialects import ImportError_, load_server_file
+    from deskmate.tools.hub.dialects import ImportError_, load_server_file
 
     try:
         result = load_server_file(path.expanduser())
@@ -104,7 +104,7 @@ class ProbeReport:
 
 def probe_server(config: Config, name: str) -> ProbeReport:
     """Connect to one server on its own, list its tools, time it (`deskmate mcp test`)."""
-    from app.toolspace import open_hub
+    from deskmate.app.toolspace import open_hub
 
     started = time.perf_counter()
     with open_hub(config, names=[name]) as hub:

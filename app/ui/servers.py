@@ -19,16 +19,16 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Markdown, Static
 
-from app.ui import server_jobs
-from app.ui.dialogs import AskScreen
-from app.ui.messages import ConfigChanged, HubChanged
-from app.ui.tables import TableScreen
+from deskmate.app.ui import server_jobs
+from deskmate.app.ui.dialogs import AskScreen
+from deskmate.app.ui.messages import ConfigChanged, HubChanged
+from deskmate.app.ui.tables import TableScreen
 
 STDERR_LINES = 20
 
 
 def describe_tools(tools: Any) -> str:
-    from tools.signatures import signature
+    from deskmate.tools.signatures import signature
 
     if not tools:
         return ""

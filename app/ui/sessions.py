@@ -17,10 +17,10 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Markdown, Static
 
-from app.ui.dialogs import AskScreen, ConfirmScreen
-from app.ui.messages import SessionResumed
-from app.ui.tables import TableScreen
-from app.ui.workers import post_fresh
+from deskmate.app.ui.dialogs import AskScreen, ConfirmScreen
+from deskmate.app.ui.messages import SessionResumed
+from deskmate.app.ui.tables import TableScreen
+from deskmate.app.ui.workers import post_fresh
 
 PREVIEW_CHARS = 6000
 LIST_LIMIT = 500
@@ -98,8 +98,8 @@ class SessionsScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="sessions-list", exit_on_error=False)
     def load(self, query: str) -> None:
-        from app.store import get_summary, list_sessions, open_db, search
-        from app.store.export import when
+        from deskmate.app.store import get_summary, list_sessions, open_db, search
+        from deskmate.app.store.export import when
 
         db = open_db()
         try:
@@ -122,8 +122,8 @@ class SessionsScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="sessions-preview", exit_on_error=False)
     def preview(self, session_id: str) -> None:
-        from app.store import get_session, open_db
-        from app.store.export import session_markdown
+        from deskmate.app.store import get_session, open_db
+        from deskmate.app.store.export import session_markdown
 
         db = open_db()
         try:
@@ -136,7 +136,7 @@ class SessionsScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="sessions-change", exit_on_error=False)
     def resume_session(self, session_id: str) -> None:
-        from app.store import get_session
+        from deskmate.app.store import get_session
 
         app: Any = self.app
         resumed = app.conversation.resume(session_id, app.model)
@@ -145,7 +145,7 @@ class SessionsScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="sessions-change", exit_on_error=False)
     def change(self, what: str, session_id: str, value: str = "") -> None:
-        from app.store import delete_session, open_db, rename_session
+        from deskmate.app.store import delete_session, open_db, rename_session
 
         db = open_db()
         try:
@@ -247,8 +247,8 @@ class SessionsScreen(TableScreen):
 
 
 def export(db: Any, session_id: str, path: Path) -> str:
-    from app.files import atomic_writer
-    from app.store.export import export_jsonl, export_markdown
+    from deskmate.app.files import atomic_writer
+    from deskmate.app.store.export import export_jsonl, export_markdown
 
     writer = export_markdown if path.suffix.lower() in (".md", ".markdown") else export_jsonl
     try:

@@ -12,7 +12,7 @@ from typing import Any
 from textual.screen import Screen
 from textual.widgets import DataTable
 
-from app.ui.workers import ReportsWorkers
+from deskmate.app.ui.workers import ReportsWorkers
 
 
 class TableScreen(ReportsWorkers, Screen):

@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from app.ui.workers import ReportsWorkers
+from deskmate.app.ui.workers import ReportsWorkers
 
 PROMPT_CHARS = 90
 
@@ -55,8 +55,8 @@ class TaskPickerScreen(ReportsWorkers, ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="task-list", exit_on_error=False)
     def load(self) -> None:
-        from app.store import open_db
-        from finetune.tasks import from_sessions
+        from deskmate.app.store import open_db
+        from deskmate.finetune.tasks import from_sessions
 
         db = open_db()
         try:
@@ -69,8 +69,8 @@ class TaskPickerScreen(ReportsWorkers, ModalScreen[None]):
 
     @work(thread=True, group="task-choose", exit_on_error=False)
     def store(self, key: str, included: bool) -> None:
-        from app.store import open_db
-        from finetune.tasks import choose_task
+        from deskmate.app.store import open_db
+        from deskmate.finetune.tasks import choose_task
 
         db = open_db()
         try:

@@ -6,9 +6,9 @@ servers), ``site`` (the local web site fetch tasks read), ``checks`` (the score)
 (aggregates, tables, chart). ``deskmate eval`` (app/cli/eval.py) is the front end.
 """
 
-from finetune.eval.checks import CheckResult, Score, score_task
-from finetune.eval.runner import EvalOutcome, EvalSettings, TaskRun, run_eval, run_task
-from finetune.eval.suite import Suite, SuiteError, Task, load_suite
+from deskmate.finetune.eval.checks import CheckResult, Score, score_task
+from deskmate.finetune.eval.runner import EvalOutcome, EvalSettings, TaskRun, run_eval, run_task
+from deskmate.finetune.eval.suite import Suite, SuiteError, Task, load_suite
 
 __all__ = ["CheckResult", "EvalOutcome", "EvalSettings", "Score", "Suite", "SuiteError",
            "Task", "TaskRun", "load_suite", "run_eval", "run_task", "score_task"]

@@ -13,7 +13,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from finetune.eval.suite import Task
+from deskmate.finetune.eval.suite import Task
 
 
 @dataclass(frozen=True)

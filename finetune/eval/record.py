@@ -12,8 +12,8 @@ import json
 import time
 from typing import Any
 
-from app.store.db import Database, transaction
-from finetune.eval.suite import Suite, Task
+from deskmate.app.store.db import Database, transaction
+from deskmate.finetune.eval.suite import Suite, Task
 
 
 def _json(value: Any) -> str:

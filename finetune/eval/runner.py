@@ -16,15 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.agent import events as ev
-from app.agent.loop import AgentLimits
-from app.llm.base import ChatModel
-from finetune.eval.checks import CheckResult, score_task
-from finetune.eval.record import add_result, finish_run, start_run, task_row
-from finetune.eval.report import summarize
-from finetune.eval.site import LocalSite
-from finetune.eval.suite import Suite, Task, substitute
-from finetune.eval.workspace import WorkspaceError, prepare_workspace, start_servers
+from deskmate.app.agent import events as ev
+from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.llm.base import ChatModel
+from deskmate.finetune.eval.checks import CheckResult, score_task
+from deskmate.finetune.eval.record import add_result, finish_run, start_run, task_row
+from deskmate.finetune.eval.report import summarize
+from deskmate.finetune.eval.site import LocalSite
+from deskmate.finetune.eval.suite import Suite, Task, substitute
+from deskmate.finetune.eval.workspace import WorkspaceError, prepare_workspace, start_servers
 
 MODES = ("code", "eager")
 
@@ -120,8 +120,8 @@ def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
 def run_task(suite: Suite, task: Task, mode: str, model: ChatModel,
              settings: EvalSettings = EvalSettings(), *, site_url: str = "", db=None,
              repeat: int = 0, cancel: threading.Event | None = None) -> TaskRun:
-    from app.agent.factory import build_agent
-    from tools.policy import Policy
+    from deskmate.app.agent.factory import build_agent
+    from deskmate.tools.policy import Policy
 
     root = Path(tempfile.mkdtemp(prefix=f"deskmate-eval-{task.id}-"))
     answer, finished, session_id, error = "", None, None, ""
@@ -136,7 +136,7 @@ def run_task(suite: Suite, task: Task, mode: str, model: ChatModel,
                                   sandbox_limits=settings.sandbox_limits)
             recorder = None
             if db is not None:
-                from app.store import Recorder
+                from deskmate.app.store import Recorder
 
                 recorder = Recorder.new(db, model=model.info.name, adapter=model.info.adapter,
                                         mode=mode, title=f"eval {suite.name}/{task.id}")

@@ -28,7 +28,7 @@ from pathlib import Path, PurePosixPath
 from types import ModuleType
 from typing import Any
 
-from finetune.rubrics import CATEGORIES  # what the judge scores a [[rubric]] by
+from deskmate.finetune.rubrics import CATEGORIES  # what the judge scores a [[rubric]] by
 
 CHECK_KEYS = ("answer_contains", "answer_regex", "file_exists", "file_contains", "file_absent")
 TASK_KEYS = ("prompt", "servers", "setup", "check", "rubric")
@@ -140,7 +140,7 @@ def load_suite(path: Path) -> Suite:
 
 
 def _load_servers(file: Path) -> dict[str, Any]:
-    from tools.hub.dialects import ImportError_, parse_servers
+    from deskmate.tools.hub.dialects import ImportError_, parse_servers
 
     if not file.exists():
         raise SuiteError(f"{file}: missing (a suite names its MCP servers there)")

@@ -17,8 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from finetune.eval.suite import Suite, Task, substitute
-from tools.hub import ServerConfig
+from deskmate.finetune.eval.suite import Suite, Task, substitute
+from deskmate.tools.hub import ServerConfig
 
 BIN_ENV = "DESKMATE_EVAL_BIN"
 GIT_USER = ("deskmate-eval", "eval@deskmate.invalid")
@@ -56,7 +56,7 @@ def bin_folders(extra: Sequence[Path] = ()) -> list[Path]:
 
 def server_configs(suite: Suite, task: Task, variables: dict[str, str],
                    bins: Sequence[Path] = ()) -> list[ServerConfig]:
-    from tools.hub.dialects import parse_servers
+    from deskmate.tools.hub.dialects import parse_servers
 
     entries = {name: suite.servers[name] for name in task.servers}
     result = parse_servers({"mcpServers": substitute(entries, variables)},
@@ -68,7 +68,7 @@ def start_servers(suite: Suite, task: Task, variables: dict[str, str],
                   bins: Sequence[Path], log_dir: Path) -> Any:
     """The task's servers, started and all ready (a ``tools.hub.Hub``, for the caller to
     close); WorkspaceError naming each one that is not, with the hub already closed."""
-    from tools.hub import Hub
+    from deskmate.tools.hub import Hub
 
     hub = Hub(server_configs(suite, task, variables, bins), log_dir)
     failed = [s for s in hub.start() if s.status != "ready"]

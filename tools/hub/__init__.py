@@ -1,8 +1,8 @@
 """MCP connections: configs, the hub that runs them, tool results."""
 
-from tools.hub.connection import ServerState
-from tools.hub.hub import Hub
-from tools.hub.results import (
+from deskmate.tools.hub.connection import ServerState
+from deskmate.tools.hub.hub import Hub
+from deskmate.tools.hub.results import (
     ContentItem,
     ServerUnavailable,
     ToolCallError,
@@ -10,7 +10,7 @@ from tools.hub.results import (
     ToolResult,
     ToolTimeout,
 )
-from tools.hub.servers import ServerConfig, ServerConfigError, server_from_table
+from deskmate.tools.hub.servers import ServerConfig, ServerConfigError, server_from_table
 
 __all__ = [
     "ContentItem",

@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from tools.hub.servers import ServerConfig, child_environment, expand
-from tools.spec import ToolSpec
+from deskmate.tools.hub.servers import ServerConfig, child_environment, expand
+from deskmate.tools.spec import ToolSpec
 
 Status = Literal["stopped", "starting", "ready", "failed", "disabled"]
 RUN_MARK = "----- deskmate started this server at "

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools.hub.servers import ServerConfig, ServerConfigError, expand, server_from_table
+from deskmate.tools.hub.servers import ServerConfig, ServerConfigError, expand, server_from_table
 
 _TYPES = {"stdio": "stdio", "local": "stdio", "http": "http", "streamable-http": "http",
           "streamableHttp": "http", "streamable_http": "http", "remote": "http", "sse": "sse"}

@@ -16,16 +16,16 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from tools.hub.connection import Connection, ServerState, describe_exception
-from tools.hub.results import (
+from deskmate.tools.hub.connection import Connection, ServerState, describe_exception
+from deskmate.tools.hub.results import (
     ServerUnavailable,
     ToolCancelled,
     ToolResult,
     ToolTimeout,
     from_mcp,
 )
-from tools.hub.servers import ServerConfig
-from tools.spec import ToolSpec
+from deskmate.tools.hub.servers import ServerConfig
+from deskmate.tools.spec import ToolSpec
 
 
 class Hub:

@@ -11,9 +11,9 @@ the cell with its message). The tool-call channel is the only way out of the san
 ``detect_isolation()`` says honestly which OS isolation this machine gives.
 """
 
-from tools.sandbox.client import Sandbox
-from tools.sandbox.isolation import detect_isolation
-from tools.sandbox.results import CellResult, Isolation, Limits, SandboxError, ToolError
+from deskmate.tools.sandbox.client import Sandbox
+from deskmate.tools.sandbox.isolation import detect_isolation
+from deskmate.tools.sandbox.results import CellResult, Isolation, Limits, SandboxError, ToolError
 
 __all__ = ["CellResult", "Isolation", "Limits", "Sandbox", "SandboxError", "ToolError",
            "detect_isolation"]

@@ -21,10 +21,17 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from tools.sandbox import protocol
-from tools.sandbox.capture import OutputBuffer, truncate_middle
-from tools.sandbox.isolation import Plan, command, plan, sandbox_uid, scrubbed_env, worker_args
-from tools.sandbox.results import CellResult, Isolation, Limits, SandboxError, ToolError
+from deskmate.tools.sandbox import protocol
+from deskmate.tools.sandbox.capture import OutputBuffer, truncate_middle
+from deskmate.tools.sandbox.isolation import (
+    Plan,
+    command,
+    plan,
+    sandbox_uid,
+    scrubbed_env,
+    worker_args,
+)
+from deskmate.tools.sandbox.results import CellResult, Isolation, Limits, SandboxError, ToolError
 
 Handler = Callable[[str, dict], Any]
 START_TIMEOUT_S = 20.0

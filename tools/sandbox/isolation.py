@@ -22,7 +22,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.sandbox.results import Isolation
+from deskmate.tools.sandbox.results import Isolation
 
 LEVELS = ("bwrap", "unshare", "rlimits")
 OVERRIDE_ENV = "DESKMATE_SANDBOX_ISOLATION"
