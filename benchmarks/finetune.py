@@ -32,8 +32,8 @@ def main() -> None:
     gguf = _tiny_model_file()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="deskmate-bench-ft-") as tmp:
-        result = tiny_run(gguf, Path(tmp), emit=lambda line: print(json.dumps(line),
-                                                                   flush=True))
+        result = tiny_run(gguf, Path(tmp), emit=lambda event: print(
+            json.dumps(event.to_json()), flush=True))
     elapsed = time.perf_counter() - started
     default = GRPOConfig()
     estimate = vram_estimate(rank=default.lora_rank, micro_batch=default.micro_batch,

@@ -12,14 +12,17 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deskmate.app import paths
-from deskmate.finetune.run import RunSpec
+from deskmate.finetune.progress import ProgressEvent, Text, parse_progress
+from deskmate.finetune.spec import RunSpec
+
+if TYPE_CHECKING:
+    from deskmate.app.store.db import Database
 
 
 def runs_dir() -> Path:
@@ -46,17 +49,13 @@ def training_models(name: str) -> tuple[Path, str]:
 
 def start_run(spec: RunSpec) -> tuple[RunSpec, Path]:
     """Create the run row and folder; returns the spec with its run_id, and the folder."""
-    from deskmate.app.store.db import transaction
+    from deskmate.app.store import runs
 
-    db = _db(spec.db_path)
-    with transaction(db) as conn:
-        run_id = int(conn.execute(
-            "INSERT INTO runs (kind, base_model, config, status, started_at) "
-            "VALUES ('finetune', ?, ?, 'running', ?)",
-            (spec.serving_gguf, json.dumps(asdict(spec)), time.time())).lastrowid)
-        run_dir = runs_dir() / f"run-{run_id}"
-        conn.execute("UPDATE runs SET log_path = ? WHERE id = ?",
-                     (str(run_dir / "progress.jsonl"), run_id))
+    with _db(spec.db_path) as db:
+        run_id = runs.start_run(db, kind="finetune", base_model=spec.serving_gguf,
+                                config_json=json.dumps(asdict(spec)),
+                                log_path=lambda i: runs_dir() / f"run-{i}" / "progress.jsonl")
+    run_dir = runs_dir() / f"run-{run_id}"
     spec = replace(spec, run_id=run_id)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "spec.json").write_text(json.dumps(asdict(spec), indent=2))
@@ -65,12 +64,14 @@ def start_run(spec: RunSpec) -> tuple[RunSpec, Path]:
 
 def find_run(run_id: int, db_path: str = "") -> tuple[RunSpec, Path]:
     """The spec and folder of an earlier run, to resume it."""
-    row = _db(db_path).execute("SELECT log_path FROM runs WHERE id = ? AND kind = 'finetune'",
-                               [run_id]).fetchone()
-    if row is None or not row[0]:
+    from deskmate.app.store.runs import finetune_log_path
+
+    with _db(db_path) as db:
+        log_path = finetune_log_path(db, run_id)
+    if log_path is None:
         raise LookupError(f"no finetune run {run_id}: the runs are the run-N folders "
                           f"in {runs_dir()}")
-    run_dir = Path(row[0]).parent
+    run_dir = Path(log_path).parent
     spec_file = run_dir / "spec.json"
     if not spec_file.exists():
         raise LookupError(f"run {run_id}: {spec_file} is missing, so it cannot be resumed")
@@ -80,29 +81,22 @@ def find_run(run_id: int, db_path: str = "") -> tuple[RunSpec, Path]:
 def finish_run(spec: RunSpec, status: str, metrics: dict[str, Any]) -> None:
     if spec.run_id is None:
         return
-    from deskmate.app.store.db import transaction
+    from deskmate.app.store import runs
 
-    with transaction(_db(spec.db_path)) as conn:
-        conn.execute("UPDATE runs SET status = ?, metrics = ?, finished_at = ? WHERE id = ?",
-                      (status, json.dumps(metrics, default=str), time.time(), spec.run_id))
-
-
-def adapter_of(db: Any, run_id: int) -> Path:
-    row = db.execute("SELECT path FROM adapters WHERE run_id = ? ORDER BY id DESC LIMIT 1",
-                     [run_id]).fetchone()
-    if row is None:
-        raise LookupError(f"run {run_id} has no exported adapter (did it finish?)")
-    return Path(row[0])
+    with _db(spec.db_path) as db:
+        runs.finish_run(db, spec.run_id, status=status,
+                        metrics_json=json.dumps(metrics, default=str))
 
 
 def activate(run_id: int, db_path: str = "") -> Path:
     """Mark the run's adapter active in the store; the caller sets [model] adapter."""
-    from deskmate.app.store.db import transaction
+    from deskmate.app.store.runs import activate_adapter, adapter_path
 
-    db = _db(db_path)
-    path = adapter_of(db, run_id)
-    with transaction(db) as conn:
-        conn.execute("UPDATE adapters SET active = (run_id = ?)", (run_id,))
+    with _db(db_path) as db:
+        path = adapter_path(db, run_id)
+        if path is None:
+            raise LookupError(f"run {run_id} has no exported adapter (did it finish?)")
+        activate_adapter(db, run_id)
     return path
 
 
@@ -154,36 +148,28 @@ class RunRecord:
     active: bool  # the adapter is the one being served
 
 
-def list_runs(db: Any, limit: int = 50) -> list[RunRecord]:
+def list_runs(db: Database, limit: int = 50) -> list[RunRecord]:
     """The finetune runs, newest first."""
-    rows = db.execute(
-        "SELECT r.id, r.status, r.started_at, r.log_path, r.config, a.path, a.active "
-        "FROM runs r LEFT JOIN adapters a ON a.id = (SELECT MAX(id) FROM adapters "
-        "WHERE run_id = r.id) WHERE r.kind = 'finetune' ORDER BY r.id DESC LIMIT ?",
-        [limit]).fetchall()
+    from deskmate.app.store.runs import list_finetune_runs
+
     out = []
-    for run_id, status, started, log_path, config, adapter, active in rows:
+    for row in list_finetune_runs(db, limit):
         try:
-            steps = int(json.loads(config or "{}").get("grpo", {}).get("steps", 0))
+            steps = int(row.config.get("grpo", {}).get("steps", 0))
         except (ValueError, AttributeError):
             steps = 0
-        out.append(RunRecord(int(run_id), status or "", float(started or 0),
-                             Path(log_path).parent if log_path else None, steps,
-                             Path(adapter) if adapter else None, bool(active)))
+        out.append(RunRecord(row.id, row.status, row.started_at,
+                             Path(row.log_path).parent if row.log_path else None, steps,
+                             Path(row.adapter_path) if row.adapter_path else None,
+                             row.adapter_active))
     return out
 
 
-def read_progress(run_dir: Path) -> list[dict[str, Any]]:
-    """The JSON lines a run has printed so far (text lines, e.g. tracebacks, skipped)."""
+def read_progress(run_dir: Path) -> list[ProgressEvent]:
+    """The progress events a run has printed so far (text lines, e.g. tracebacks, skipped)."""
     path = run_dir / "progress.jsonl"
     if not path.exists():
         return []
-    lines = []
-    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            line = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(line, dict):
-            lines.append(line)
-    return lines
+    events = (parse_progress(raw)
+              for raw in path.read_text(encoding="utf-8", errors="replace").splitlines())
+    return [e for e in events if e is not None and not isinstance(e, Text)]

@@ -17,6 +17,7 @@ from typing import Any
 
 from deskmate.finetune.grpo import GRPOConfig
 from deskmate.finetune.judge import Judge
+from deskmate.finetune.progress import Emit
 from deskmate.finetune.rollout import RolloutSettings
 from deskmate.finetune.rubrics import Checks, Rubric
 from deskmate.finetune.tasks import TrainTask
@@ -33,13 +34,13 @@ def tiny_tasks() -> list[TrainTask]:
 
 
 def tiny_run(gguf: Path, run_dir: Path, config: GRPOConfig = CONFIG,
-             emit: Any = None) -> dict[str, Any]:
+             emit: Emit | None = None) -> dict[str, Any]:
     """Train, export, compare; returns the figures the test and the benchmark report."""
     import torch
 
     from deskmate.finetune.export import export_gguf_adapter
     from deskmate.finetune.policy import PolicyConfig, load_policy
-    from deskmate.finetune.run import train
+    from deskmate.finetune.train import train
 
     torch.set_num_threads(cpu_threads())
     started = time.perf_counter()
@@ -47,15 +48,9 @@ def tiny_run(gguf: Path, run_dir: Path, config: GRPOConfig = CONFIG,
                                             lora_alpha=config.lora_alpha, seed=config.seed,
                                             max_seq_len=512))
     loaded = time.perf_counter()
-    lines: list[dict[str, Any]] = []
-
-    def record(line: dict[str, Any]) -> None:
-        lines.append(line)
-        if emit is not None:
-            emit(line)
-
     result = train(policy, tiny_tasks(), config, Judge(None), run_dir=run_dir,
-                   settings=RolloutSettings.of("eager", config), emit=record)
+                   settings=RolloutSettings.of("eager", config),
+                   emit=emit or (lambda event: None))
     trained = time.perf_counter()
     adapter = export_gguf_adapter(policy.model, run_dir / "adapter.gguf", base_gguf=gguf,
                                   overwrite=True)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import tomllib
+from pathlib import Path
 
+import pytest
 from conftest import deskmate
 
-from deskmate.finetune.run import RunSpec, _human, cpu_allowed
+from deskmate.finetune.progress import Done, Heldout, Step, Text, describe, parse_progress
+from deskmate.finetune.spec import RunError, RunSpec, TaskSource, cpu_allowed
 
 
 def test_help_and_bad_usage(home):
@@ -46,18 +49,66 @@ def test_use_sets_the_adapter_in_the_config(home, monkeypatch):
     assert active == 1
 
 
-def test_progress_line_and_cpu_rule(tmp_path):
-    line = {"event": "step", "step": 3, "steps": 10, "reward_mean": 0.5, "reward_std": 0.25,
-            "pass_rates": {"task_fulfillment": 0.5, "checks": 1.0}, "tokens_per_s": 812.4,
-            "eta_s": 90.0}
-    assert _human(line) == ("step 3/10  reward 0.500 ± 0.250  task_fulfillment=50% "
-                            "checks=100%  812 tok/s  ETA 1.5 min")
+def test_progress_lines_parse_and_read_the_same_everywhere(tmp_path):
+    wire = {"event": "step", "step": 3, "steps": 10, "reward_mean": 0.5, "reward_std": 0.25,
+            "pass_rates": {"task_fulfillment": 0.5, "checks": 1.0}, "rollout_errors": 0,
+            "groups_used": 2, "loss": 0.1, "kl": 0.0, "tokens_generated": 10,
+            "tokens_trained": 20, "tokens_per_s": 812.4, "tokens_per_s_generate": 1.0,
+            "tokens_per_s_train": 2.0, "step_s": 1.5, "eta_s": 90.0}
+    step = parse_progress(json.dumps(wire) + "\n")
+    assert isinstance(step, Step) and step.to_json() == wire
+    assert describe(step) == ("step 3/10 · reward 0.500 ± 0.250 · task fulfillment 50% "
+                              "checks 100% · 812 tok/s · ETA 1.5 min")
+    heldout = parse_progress('{"event": "heldout", "which": "base", "eval_run": 7, '
+                             '"reward_mean": null, "tasks": 2, "from": "a newer deskmate"}')
+    assert heldout == Heldout(which="base", eval_run=7, reward_mean=None, tasks=2)
+    assert describe(heldout) == "held-out base: score – on 2 tasks"
+    assert parse_progress("  ") is None
+    assert parse_progress("Traceback (most recent call last):") == Text(
+        message="Traceback (most recent call last):")
+    assert isinstance(parse_progress('{"event": "step", "step": 1}'), Text)  # fields missing
+    assert isinstance(parse_progress('{"event": "new-kind"}'), Text)
+    done = Done(run_id=4, steps=2, adapter="a.gguf", adapter_id=1)
+    assert "heldout" not in done.to_json() and parse_progress(json.dumps(done.to_json())) == done
+
+
+def test_task_sources_and_cpu_rule(tmp_path):
+    assert TaskSource.parse("suite:/x/y") == TaskSource("suite", Path("/x/y"))
+    assert str(TaskSource.parse("suite:/x/y")) == "suite:/x/y"
+    assert TaskSource.parse("generate").kind == "generate"
+    with pytest.raises(RunError, match="sessions, generate or suite:PATH"):
+        RunSpec(base="b", serving_gguf="b", tasks="bogus").source
     small, big = tmp_path / "small.gguf", tmp_path / "big.gguf"
     small.write_bytes(b"x" * 10)
     with open(big, "wb") as handle:
         handle.truncate(2_000_000_000)  # sparse
     assert cpu_allowed(str(small)) and not cpu_allowed(str(big))
     assert not cpu_allowed("unsloth/Qwen3-4B-Instruct-2507")
+
+
+def test_a_user_error_ends_the_run_with_its_message(home, tmp_path, capsys):
+    """RunError from inside the run becomes an error line, exit code 2, a failed row."""
+    import signal
+
+    from deskmate.app.store import open_db
+    from deskmate.finetune.run import main
+    from deskmate.finetune.runs import start_run
+
+    big = tmp_path / "big.gguf"
+    with open(big, "wb") as handle:
+        handle.truncate(2_000_000_000)
+    spec, run_dir = start_run(RunSpec(base=str(big), serving_gguf=str(big), device="cpu"))
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        code = main([str(run_dir / "spec.json"), "--json-progress"])
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    assert code == 2
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert line["event"] == "error" and "tiny models only" in line["message"]
+    status = open_db().execute("SELECT status FROM runs WHERE id = ?",
+                               [spec.run_id]).fetchone()[0]
+    assert status == "failed"
 
 
 def test_tasks_lists_excludes_and_includes(home):

@@ -12,7 +12,8 @@ from conftest import rated_session
 
 from deskmate.app.store import open_db
 from deskmate.finetune.rubrics import load_toml
-from deskmate.finetune.run import RunSpec, _prepare_tasks
+from deskmate.finetune.pipeline import _prepare_tasks
+from deskmate.finetune.spec import RunSpec
 
 
 def test_prepare_tasks_stores_lists_and_resumes(home, tmp_path):
@@ -46,7 +47,7 @@ def test_heldout_suite_tasks_are_scored_by_the_eval_harness(home, tmp_path, monk
     from deskmate.app.agent.scripted import ScriptedModel
     from deskmate.finetune.heldout import evaluate_heldout
     from deskmate.finetune.judge import Judge
-    from deskmate.finetune.run import _store_adapter
+    from deskmate.finetune.pipeline import _store_adapter
     from deskmate.finetune.runs import start_run
     from deskmate.finetune.tasks import from_suite, save_tasks
 
@@ -77,7 +78,7 @@ def test_heldout_suite_tasks_are_scored_by_the_eval_harness(home, tmp_path, monk
         used = db.execute("SELECT adapter_id FROM eval_results WHERE run_id = ?",
                           [run_id]).fetchall()
         assert used == [(adapter_id if which == "adapter" else None,)]
-    assert [e["which"] for e in events] == ["base", "adapter"]
+    assert [e.which for e in events] == ["base", "adapter"]
 
 
 def test_edited_rubric_weights_reach_the_run(home, tmp_path):
@@ -99,7 +100,7 @@ def test_a_suite_run_serves_its_site_to_every_rollout(home, tmp_path):
     from deskmate.app.agent.scripted import ScriptedModel
     from deskmate.finetune.environment import run_in
     from deskmate.finetune.rollout import RolloutSettings
-    from deskmate.finetune.run import _environment
+    from deskmate.finetune.pipeline import _environment
     from deskmate.finetune.tasks import from_suite
 
     suite = tmp_path / "suite"

@@ -72,7 +72,7 @@ async def test_the_tiny_model_gets_the_cpu_plan_and_task_counts(home, tiny_model
         assert not screen.query_one("#finetune-start", Button).disabled
         source = screen.query_one("#finetune-source", Select)
         assert source.value == "sessions"
-        labels = [str(label) for label, _ in screen.survey["sources"]]
+        labels = [str(label) for label, _ in screen.survey.sources]
         assert labels[0] == "your sessions (2 tasks)"
         assert labels[1].startswith("the bundled eval suite (") and len(labels) == 2
         assert screen.query_one("#finetune-steps", Input).value == "10"
@@ -163,7 +163,7 @@ async def test_excluded_session_prompts_are_not_trained_on(home):
     app = make_app(scripted())
     async with app.run_test(size=(130, 40)) as pilot:
         screen = await open_screen(app, pilot)
-        assert str(screen.survey["sources"][0][0]) == "your sessions (3 tasks)"
+        assert str(screen.survey.sources[0][0]) == "your sessions (3 tasks)"
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, TaskPickerScreen), what="picker")
         picker = app.screen
@@ -175,6 +175,6 @@ async def test_excluded_session_prompts_are_not_trained_on(home):
         assert "2 of 3 included" in str(picker.query_one("#task-count").render())
         await wait_for(pilot, lambda: len(from_sessions(open_db())) == 2, what="the choice")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: str(screen.survey["sources"][0][0]) ==
+        await wait_for(pilot, lambda: str(screen.survey.sources[0][0]) ==
                        "your sessions (2 tasks, 1 excluded)", what="the new count")
     assert [t.prompt for t in from_sessions(open_db())] == [PROMPTS[0], PROMPTS[2]]

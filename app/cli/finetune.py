@@ -1,14 +1,14 @@
 """``deskmate finetune``: improve the model from your sessions (rubric-based RL, LoRA).
 
-The run happens in a child process (``python -m finetune.run``): training holds GPU
-memory and may crash without taking the CLI along. Its progress comes back as JSON
-lines, kept in the run folder (``progress.jsonl``) and shown as text, or passed
-through as they are with ``--json-progress``. torch is imported only in that child.
+The run happens in a child process (``python -m deskmate.finetune.run``): training
+holds GPU memory and may crash without taking the CLI along. Its progress comes back as
+JSON lines, kept in the run folder (``progress.jsonl``) and shown as text
+(``finetune.progress.describe``, as the Finetune screen shows them), or passed through
+as they are with ``--json-progress``. torch is imported only in that child.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -53,8 +53,8 @@ def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_
     """
     if ctx.invoked_subcommand is not None:
         return
-    from deskmate.finetune.run import RunSpec
     from deskmate.finetune.runs import find_run, start_run
+    from deskmate.finetune.spec import RunError, RunSpec, TaskSource
 
     env: Env = ctx.obj
     if resume is not None:
@@ -63,8 +63,10 @@ def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_
         except LookupError as exc:
             fail(str(exc), EXIT_USAGE)
     else:
-        if not (source in ("sessions", "generate") or source.startswith("suite:")):
-            fail(f"--tasks {source!r}: use sessions, generate or suite:PATH", EXIT_USAGE)
+        try:
+            TaskSource.parse(source)
+        except RunError as exc:
+            fail(f"--tasks {exc}", EXIT_USAGE)
         serving, train_base = _models(env, model)
         grpo = {"steps": steps, "group_size": group, "tasks_per_step": tasks_per_step,
                 "seed": seed, **({"learning_rate": lr} if lr is not None else {})}
@@ -89,16 +91,15 @@ def _models(env: Env, model: str | None) -> tuple[Path, str]:
 
 
 def _follow(run_dir: Path, json_progress: bool) -> int:
-    from deskmate.finetune.run import _human
+    from deskmate.finetune.progress import Text, describe, parse_progress
     from deskmate.finetune.runs import follow
 
     def show(raw: str) -> None:
-        try:
-            line = json.loads(raw)
-        except ValueError:
-            click.echo(raw.rstrip(), err=True)
-            return
-        click.echo(raw.rstrip() if json_progress else _human(line))
+        event = parse_progress(raw)
+        if isinstance(event, Text):  # a traceback or a library's warning
+            click.echo(event.message, err=True)
+        elif event is not None:
+            click.echo(raw.rstrip() if json_progress else describe(event))
 
     try:
         return follow(run_dir, show)
@@ -114,19 +115,13 @@ def _follow(run_dir: Path, json_progress: bool) -> int:
 @click.pass_obj
 def use(env: Env, run_id: int) -> None:
     """Serve the adapter of finetune run RUN_ID (sets [model] adapter)."""
-    from deskmate.app.config import update_config
-    from deskmate.finetune.runs import activate
+    from deskmate.app.services.adapters import AdapterError, serve_adapter
 
     try:
-        path = activate(run_id)
-    except LookupError as exc:
+        served = serve_adapter(run_id, env.config_path)
+    except AdapterError as exc:
         fail(str(exc), EXIT_FAILURE)
-    if not path.exists():
-        fail(f"the adapter of run {run_id} is gone: {path}", EXIT_FAILURE)
-    update_config(lambda data: data.setdefault("model", {}).update(adapter=str(path)),
-                  env.config_path)
-    click.echo(f"[model] adapter = {path}")
-
+    click.echo(f"[model] adapter = {served.path}")
 
 
 @finetune.command("tasks")

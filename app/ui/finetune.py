@@ -2,10 +2,12 @@
 progress and reward curve, the before/after table, and serving the new adapter.
 
 A run is the same child process as ``deskmate finetune`` (``finetune.runs.follow``):
-the screen starts it in a thread worker that reads its JSON lines and posts each as a
-``FinetuneProgress``; the screen draws what arrives. Stopping sends it Ctrl+C, so it
-saves a checkpoint-resumable "interrupted" state; quitting the app stops it the same way.
-What is drawn of a run, and the survey of the machine, are in ``finetune_view``.
+the screen starts it in a thread worker that parses its lines
+(``finetune.progress.parse_progress``) and posts each event as a ``Progress``; the
+screen draws what arrives. Stopping sends it Ctrl+C, so it saves a checkpoint-resumable
+"interrupted" state; quitting the app stops it the same way. What is drawn of a run is
+in ``finetune_view``; the survey of the machine is ``finetune.survey``, serving an
+adapter ``app.services.adapters`` (the CLI's ``finetune use`` too).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import signal
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -36,18 +38,17 @@ from textual.widgets import (
 from textual.worker import Worker, WorkerState
 
 from deskmate.app.store.export import when
-from deskmate.app.ui.finetune_view import (
-    RunView,
-    log_line,
-    metrics_line,
-    parse_progress,
-    score,
-    survey,
-)
-from deskmate.app.ui.messages import ConfigChanged, FinetuneProgress
+from deskmate.app.ui.finetune_view import RunView, log_line
+from deskmate.app.ui.messages import ConfigChanged
 from deskmate.app.ui.tables import TableScreen
 from deskmate.app.ui.workers import post_fresh
-from deskmate.finetune.hardware import describe
+from deskmate.finetune.hardware import describe as describe_plan
+from deskmate.finetune.progress import Heldout, ProgressEvent, Step, describe, score
+from deskmate.finetune.runs import RunRecord
+from deskmate.finetune.survey import Survey, survey
+
+if TYPE_CHECKING:
+    from deskmate.app.ui.app import DeskmateApp
 
 STOP_GRACE_S = 20.0  # how long a stopped run may take to write its checkpoint state
 
@@ -73,8 +74,16 @@ class FinetuneScreen(TableScreen):
     class Surveyed(Message):
         """What this machine can train, and the runs so far."""
 
-        def __init__(self, survey: dict[str, Any]) -> None:
+        def __init__(self, survey: Survey) -> None:
             self.survey = survey
+            super().__init__()
+
+    class Progress(Message):
+        """One progress event of the run this screen started."""
+
+        def __init__(self, event: ProgressEvent, run_id: int) -> None:
+            self.event = event
+            self.run_id = run_id
             super().__init__()
 
     class Started(Message):
@@ -97,7 +106,7 @@ class FinetuneScreen(TableScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.survey: dict[str, Any] = {}
+        self.survey: Survey | None = None
         self.child: subprocess.Popen | None = None
         self.live: RunView | None = None  # the run this app started, while it runs
         self.shown: RunView | None = None
@@ -147,39 +156,47 @@ class FinetuneScreen(TableScreen):
     def config_changed(self) -> None:
         self.survey_machine()
 
+    def _app(self) -> DeskmateApp:
+        return cast("DeskmateApp", self.app)
+
     # ---------------------------------------------------------------- workers
 
     @work(thread=True, exclusive=True, group="finetune-survey", exit_on_error=False)
     def survey_machine(self) -> None:
-        post_fresh(self, self.Surveyed(survey(self.app)))
+        app = self._app()
+        tools = len(app.hub.tools()) if app.hub is not None else 0
+        post_fresh(self, self.Surveyed(survey(app.model_spec or app.config.model.name, tools)))
 
     @work(thread=True, exclusive=True, group="finetune-replay", exit_on_error=False)
     def replay(self, run_id: int, run_dir: Path | None) -> None:
         from deskmate.finetune.runs import read_progress
 
         view = RunView(run_id)
-        for data in read_progress(run_dir) if run_dir is not None else []:
-            view.add(data)
+        for event in read_progress(run_dir) if run_dir is not None else []:
+            view.add(event)
         post_fresh(self, self.Replayed(view))
 
     @work(thread=True, group="finetune-run", exit_on_error=False)
     def launch(self, source: str, steps: int, resume: int | None) -> None:
-        from deskmate.finetune.run import RunSpec
+        from deskmate.finetune.progress import parse_progress
         from deskmate.finetune.runs import find_run, follow, start_run
+        from deskmate.finetune.spec import RunSpec
 
         if resume is not None:
             spec, run_dir = find_run(resume)
         else:
-            grpo = {**self.survey["plan"].grpo, "steps": steps}
+            s = self.survey
+            # action_start checked that there is a plan with a device
+            assert s is not None and s.plan is not None and s.plan.device is not None
             spec, run_dir = start_run(RunSpec(
-                base=self.survey["base"], serving_gguf=self.survey["serving"], tasks=source,
-                device=self.survey["plan"].device, grpo=grpo))
+                base=s.base, serving_gguf=s.serving, tasks=source, device=s.plan.device,
+                grpo={**s.plan.grpo, "steps": steps}))
         run_id = int(spec.run_id or 0)
         self.post_message(self.Started(run_id))
 
         def line(raw: str) -> None:
-            if (data := parse_progress(raw)) is not None:
-                self.post_message(FinetuneProgress(data, run_id))
+            if (event := parse_progress(raw)) is not None:
+                self.post_message(self.Progress(event, run_id))
 
         def started(child: subprocess.Popen) -> None:
             self.child = child
@@ -189,15 +206,11 @@ class FinetuneScreen(TableScreen):
 
     @work(thread=True, group="finetune-use", exit_on_error=False)
     def serve(self, run_id: int) -> None:
-        from deskmate.app.ui.model_jobs import set_model_option
-        from deskmate.finetune.runs import activate
+        from deskmate.app.services.adapters import serve_adapter
 
-        path = activate(run_id)
-        if not path.exists():
-            raise ValueError(f"the adapter of run {run_id} is gone: {path}")
-        app: Any = self.app
-        config = set_model_option("adapter", str(path), app.config_path)
-        app.post_message(ConfigChanged(config, f"serving the adapter of run {run_id}",
+        app = self._app()
+        served = serve_adapter(run_id, app.config_path)
+        app.post_message(ConfigChanged(served.config, f"serving the adapter of run {run_id}",
                                        reload_model=True))
         self.survey_machine()
 
@@ -205,24 +218,24 @@ class FinetuneScreen(TableScreen):
 
     def on_finetune_screen_surveyed(self, message: Surveyed) -> None:
         self.survey = s = message.survey
-        self.query_one("#finetune-hardware", Static).update(Content(s["hardware"]))
-        plan = s["plan"]
+        self.query_one("#finetune-hardware", Static).update(Content(s.hardware))
+        plan = s.plan
         self.query_one("#finetune-plan", Static).update(Content(
-            f"{s['model']} · {plan.reason}" + (f"\n{describe(plan)}" if plan.device else "")
-            if plan is not None else s["model"]))
+            f"{s.model} · {plan.reason}" + (f"\n{describe_plan(plan)}" if plan.device else "")
+            if plan is not None else s.model))
         source = self.query_one("#finetune-source", Select)
         chosen = source.value
-        source.set_options(s["sources"])
-        values = [value for _, value in s["sources"]]
+        source.set_options(s.sources)
+        values = [value for _, value in s.sources]
         source.value = chosen if chosen in values else (values[0] if values else Select.BLANK)
         steps = self.query_one("#finetune-steps", Input)
         if not steps.value and plan is not None:
-            steps.value = str(plan.grpo.get("steps", s["default_steps"]))
+            steps.value = str(plan.grpo.get("steps", s.default_steps))
         self.refill((str(r.run_id), [
             str(r.run_id), when(r.started_at),
             "running" if self.live and self.live.run_id == r.run_id else r.status,
             str(r.steps), ("● served" if r.active else "ready") if r.adapter else "–"])
-            for r in s["runs"])
+            for r in s.runs)
         self._buttons()
 
     @on(DataTable.RowHighlighted, "#finetune-runs")
@@ -247,12 +260,12 @@ class FinetuneScreen(TableScreen):
         self.show(self.live)
         self.survey_machine()  # lists the new run
 
-    def on_finetune_progress(self, message: FinetuneProgress) -> None:
+    def on_finetune_screen_progress(self, message: Progress) -> None:
         if self.live is None or message.run_id != self.live.run_id:
             return
-        self.live.add(message.data)
+        self.live.add(message.event)
         if self.shown is self.live:
-            self.draw_line(message.data)
+            self.draw_line(message.event)
 
     def on_finetune_screen_ended(self, message: Ended) -> None:
         self.child = None
@@ -281,45 +294,43 @@ class FinetuneScreen(TableScreen):
         log.clear()
         for text in view.log:
             log.write_line(text)
-        self.query_one("#finetune-reward", Sparkline).data = [
-            float(s.get("reward_mean", 0.0)) for s in view.steps]
+        self.query_one("#finetune-reward", Sparkline).data = [s.reward_mean for s in view.steps]
         self._progress(view.steps[-1] if view.steps else None, view.run_id)
         self._compare(view)
 
-    def draw_line(self, data: dict[str, Any]) -> None:
+    def draw_line(self, event: ProgressEvent) -> None:
         view = self.shown
         assert view is not None
-        if data.get("event") == "step":
+        if isinstance(event, Step):
             self.query_one("#finetune-reward", Sparkline).data = [
-                float(s.get("reward_mean", 0.0)) for s in view.steps]
-            self._progress(data, view.run_id)
-        elif data.get("event") == "heldout":
+                s.reward_mean for s in view.steps]
+            self._progress(event, view.run_id)
+        elif isinstance(event, Heldout):
             self._compare(view)
-        if (text := log_line(data)) is not None:
+        if (text := log_line(event)) is not None:
             self.query_one(Log).write_line(text)
 
-    def _progress(self, step: dict[str, Any] | None, run_id: int) -> None:
+    def _progress(self, step: Step | None, run_id: int) -> None:
         metrics = self.query_one("#finetune-metrics", Static)
         bar = self.query_one(ProgressBar)
         if step is None:
             metrics.update(Content(f"run {run_id}: no step yet"))
             bar.display = False
             return
-        metrics.update(Content(f"run {run_id}: {metrics_line(step)}"))
-        if isinstance(step.get("steps"), int) and isinstance(step.get("step"), int):
-            bar.display = True
-            bar.update(total=step["steps"], progress=step["step"])
+        metrics.update(Content(f"run {run_id}: {describe(step)}"))
+        bar.display = True
+        bar.update(total=step.steps, progress=step.step)
 
     def _compare(self, view: RunView) -> None:
         table = self.query_one("#finetune-compare", DataTable)
         table.clear()
         for which, label in (("base", "base model"), ("adapter", "with the adapter")):
             if (row := view.heldout.get(which)) is not None:
-                table.add_row(f"{label} ({row.get('tasks')})", score(row.get("reward_mean")),
-                              str(row.get("eval_run") or "–"), key=which)
+                table.add_row(f"{label} ({row.tasks})", score(row.reward_mean),
+                              str(row.eval_run or "–"), key=which)
 
     def _buttons(self) -> None:
-        plan = self.survey.get("plan")
+        plan = self.survey.plan if self.survey is not None else None
         running = self.child is not None or self.live is not None
         record = self._record(int(self.selected)) if self.selected else None
         self.query_one("#finetune-start", Button).disabled = running or plan is None or (
@@ -330,10 +341,11 @@ class FinetuneScreen(TableScreen):
         self.query_one("#finetune-use", Button).disabled = not (
             record and record.adapter and not record.active)
 
-    def _record(self, run_id: int) -> Any:
-        return next((r for r in self.survey.get("runs", ()) if r.run_id == run_id), None)
+    def _record(self, run_id: int) -> RunRecord | None:
+        runs = self.survey.runs if self.survey is not None else ()
+        return next((r for r in runs if r.run_id == run_id), None)
 
-    def _resumable(self, record: Any) -> bool:
+    def _resumable(self, record: RunRecord | None) -> bool:
         return bool(record and record.status in ("interrupted", "failed") and not record.adapter
                     and (self.live is None or self.live.run_id != record.run_id))
 
@@ -341,7 +353,7 @@ class FinetuneScreen(TableScreen):
 
     @on(Button.Pressed, "#finetune-start")
     def action_start(self) -> None:
-        plan = self.survey.get("plan")
+        plan = self.survey.plan if self.survey is not None else None
         if self.child is not None or self.live is not None:
             self.notify("A run is going: x stops it first.", severity="warning")
             return
@@ -350,7 +362,7 @@ class FinetuneScreen(TableScreen):
                         severity="warning", timeout=10)
             return
         record = self._record(int(self.selected)) if self.selected else None
-        if self._resumable(record):
+        if record is not None and self._resumable(record):
             self.live = RunView(record.run_id)  # taken: a second s does not start it twice
             self._buttons()
             self.launch("", 0, record.run_id)

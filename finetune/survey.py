@@ -1,0 +1,85 @@
+"""What this machine can train, before a run: the Finetune screen's first look.
+
+Blocking (nvidia-smi, the GGUF header, the sessions database, the bundled suite), so
+the screen calls ``survey`` from a thread worker. It takes plain values (the model's
+name, how many tools are connected), not the app.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from deskmate.finetune.hardware import Plan
+from deskmate.finetune.runs import RunRecord
+
+
+@dataclass(frozen=True)
+class Survey:
+    hardware: str  # the GPUs and their free memory, or why training is CPU-only
+    plan: Plan | None  # the settings for the configured model (None: no usable model)
+    model: str  # the model's name, or why there is none to train
+    serving: str  # the serving GGUF ("" without a model)
+    base: str  # what the LoRA trains on: a Hugging Face checkpoint or the GGUF itself
+    sources: tuple[tuple[str, str], ...]  # (label, task source) to choose from
+    runs: tuple[RunRecord, ...]  # the runs so far, newest first
+    default_steps: int
+
+
+def survey(model_name: str | None, tools: int) -> Survey:
+    """The GPUs, the plan for ``model_name``, task sources and runs. ``tools`` is the
+    number of connected tools: with none there is nothing to generate tasks for."""
+    from deskmate.app.llm.base import ModelError
+    from deskmate.app.store import open_db
+    from deskmate.finetune import hardware
+    from deskmate.finetune import tasks as T
+    from deskmate.finetune.grpo import GRPOConfig
+    from deskmate.finetune.runs import list_runs, training_models
+    from deskmate.finetune.spec import cpu_allowed
+
+    gpus = hardware.detect_gpus()
+    described = (" · ".join(f"GPU {g.name}: {g.free_gb:.1f} of {g.total_gb:.1f} GB free"
+                            for g in gpus) if gpus else
+                 "No NVIDIA GPU found: training runs on the CPU, for tiny models only.")
+    plan, serving, base, model = None, "", "", "No model configured: pick one in Models (F4)."
+    if model_name:
+        try:
+            path, base = training_models(model_name)
+        except ModelError as exc:
+            model = str(exc)
+        else:
+            serving = str(path)
+            plan = hardware.recommend(gpus, hardware.arch_of_gguf(path),
+                                      cpu_ok=cpu_allowed(serving))
+            model = Path(model_name).name
+            if plan.device == "cuda" and base != serving:
+                model += f" (the LoRA trains on {base})"
+    with open_db() as db:
+        candidates = T.from_sessions(db, with_excluded=True)
+        runs = list_runs(db)
+    excluded = sum(1 for t in candidates if t.metadata.get("excluded"))
+    sessions = f"your sessions ({len(candidates) - excluded} tasks"
+    sessions += f", {excluded} excluded)" if excluded else ")"
+    sources = [(sessions, "sessions"),
+               (f"the bundled eval suite ({bundled_suite_size()} tasks)",
+                f"suite:{bundled_suite()}")]
+    if tools:
+        sources.append((f"generated for your {tools} tools", "generate"))
+    return Survey(described, plan, model, serving, base, tuple(sources), tuple(runs),
+                  GRPOConfig().steps)
+
+
+def bundled_suite() -> Path:
+    from importlib.resources import files
+
+    return Path(str(files("deskmate.assets").joinpath("eval", "local")))
+
+
+@cache
+def bundled_suite_size() -> int:
+    """Tasks in the suite shipped with deskmate: read once, not at every survey (the
+    screen surveys each time it is shown)."""
+    from deskmate.finetune.eval import load_suite
+
+    return len(load_suite(bundled_suite()).tasks)
