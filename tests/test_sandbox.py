@@ -18,9 +18,9 @@ from deskmate.tools.sandbox import (
     Sandbox,
     ToolError,
     detect_isolation,
-    protocol,
 )
 from deskmate.tools.sandbox.capture import OutputBuffer, truncate_middle
+from deskmate.tools.sandbox.worker import protocol
 
 ROOT = Path(__file__).resolve().parent.parent
 

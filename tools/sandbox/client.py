@@ -19,9 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
-from deskmate.tools.sandbox import protocol
 from deskmate.tools.sandbox.capture import OutputBuffer, truncate_middle
 from deskmate.tools.sandbox.isolation import (
     Plan,
@@ -32,8 +30,10 @@ from deskmate.tools.sandbox.isolation import (
     worker_args,
 )
 from deskmate.tools.sandbox.results import CellResult, Isolation, Limits, SandboxError, ToolError
+from deskmate.tools.sandbox.worker import protocol
 
-Handler = Callable[[str, dict], Any]
+# (kind, payload) -> the call's value; what JSON cannot hold is sent as its str.
+Handler = Callable[[str, dict], object]
 START_TIMEOUT_S = 20.0
 CANCEL_GRACE_S = 1.0  # after an interrupt, how long a cell may take to stop
 HELPERS = ("search_tools", "tool_help")
@@ -304,7 +304,7 @@ class Sandbox:
     def _answer(self, frame: dict) -> bytes:
         """The encoded reply to a call: the handler's value (what JSON cannot hold becomes
         its str), or the error that the cell raises as ToolError."""
-        reply: dict[str, Any] = {"type": "reply", "id": frame.get("id")}
+        reply: dict[str, object] = {"type": "reply", "id": frame.get("id")}
         kind, payload = frame.get("kind"), frame.get("payload")
         allowed = ("tool", *(h for h in HELPERS if h in self._namespace.get("helpers", ())))
         if self._handler is None:

@@ -26,9 +26,9 @@ from deskmate.tools.sandbox.results import Isolation
 
 LEVELS = ("bwrap", "unshare", "rlimits")
 OVERRIDE_ENV = "DESKMATE_SANDBOX_ISOLATION"
-HERE = Path(__file__).resolve().parent
-WORKER_FILES = ("worker.py", "protocol.py", "connected_files.py")
-INSIDE = Path("/opt/deskmate-sandbox")  # where bwrap shows the worker's files
+# The worker's folder: all that runs inside, and the only part of deskmate bound there.
+WORKER = Path(__file__).resolve().parent / "worker"
+INSIDE = Path("/opt/deskmate-sandbox")  # where bwrap shows the worker's folder
 SYSTEM_LIBS = ("/usr/lib", "/usr/lib64", "/lib", "/lib64")
 # Throwaway uids for root's sandboxes: outside any distribution's range, so no file
 # or process of a real user shares them.
@@ -64,8 +64,8 @@ def python_paths() -> list[Path]:
 
 def worker_args(level: str, fds: tuple[int, int]) -> list[str]:
     """The interpreter's arguments that run the worker speaking on these fds."""
-    folder = INSIDE if level == "bwrap" else HERE
-    return [str(folder / "worker.py"), *(str(fd) for fd in fds)]
+    folder = INSIDE if level == "bwrap" else WORKER
+    return [str(folder / "boot.py"), *(str(fd) for fd in fds)]
 
 
 def scrubbed_env(workdir: Path) -> dict[str, str]:
@@ -82,7 +82,7 @@ def bwrap_args(workdir: Path, root: bool) -> list[str]:
     binds: list[tuple[str, str, str]] = []  # (option, source, destination)
     binds += [("--ro-bind", lib, lib) for lib in SYSTEM_LIBS if os.path.exists(lib)]
     binds += [("--ro-bind", str(p), str(p)) for p in python_paths()]
-    binds += [("--ro-bind", str(HERE / f), str(INSIDE / f)) for f in WORKER_FILES]
+    binds.append(("--ro-bind", str(WORKER), str(INSIDE)))
     binds.append(("--bind", str(workdir), str(workdir)))
     binds.sort(key=lambda b: len(Path(b[2]).parts))
     args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
@@ -160,8 +160,8 @@ def _plan(level: str) -> Plan:
     if level == "bwrap":
         drop = root
     else:  # the throwaway uid must still reach the interpreter and the worker
-        drop = root and all(_readable_by_others(p)
-                            for p in [*python_paths(), HERE / "worker.py"])
+        drop = root and all(_readable_by_others(p) for p in [
+            *python_paths(), WORKER, *WORKER.glob("*.py")])
     bounded = drop or not root
     home = Path(os.path.expanduser("~"))
     procs = ("processes bounded by RLIMIT_NPROC" if bounded else

@@ -3,20 +3,20 @@
 Small models write ``open(path).read()`` and ``os.listdir(folder)`` far more readily
 than ``filesystem.read_text_file(path=...)``; in the eval suite that was code mode's
 main failure. When a connected server has the usual file tools (the MCP filesystem
-server's names), a cell's ``open``, ``os.listdir`` and ``os.path.exists``/``isfile``/
-``isdir`` and ``os.walk`` on a path the sandbox does not have go through those tools: each is a real
-tool call — checked, approved, recorded — so the tool channel stays the only way out.
-Paths the sandbox has (its working folder) keep plain Python behaviour.
+server's names), a cell's ``open``, ``os.listdir``, ``os.path.exists``/``isfile``/
+``isdir`` and ``os.walk`` on a path the sandbox does not have go through those tools
+(paths.py routes them here): each is a real tool call — checked, approved, recorded —
+so the tool channel stays the only way out. Paths the sandbox has (its working folder)
+keep plain Python behaviour.
 
-Loaded by worker.py inside the sandbox: standard library only.
+Runs inside the sandbox worker: standard library only.
 """
 
 from __future__ import annotations
 
 import errno
 import io
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
 
 READ_TOOLS = ("read_text_file", "read_file")
 WRITE_TOOLS = ("write_file",)
@@ -27,7 +27,7 @@ class ToolFiles:
     """The file tools of one server, as file operations; ``call(tool, **kwargs)``."""
 
     def __init__(self, server: str, tools: list[str],
-                 call: Callable[..., Any]) -> None:
+                 call: Callable[..., object]) -> None:
         def first(names: tuple[str, ...]) -> str | None:
             return next((name for name in names if name in tools), None)
 
@@ -37,7 +37,7 @@ class ToolFiles:
 
     @classmethod
     def find(cls, servers: dict[str, list[str]],
-             call_for: Callable[[str], Callable[..., Any]]) -> ToolFiles | None:
+             call_for: Callable[[str], Callable[..., object]]) -> ToolFiles | None:
         """The first server that can read files, or None."""
         for server, tools in servers.items():
             if any(name in tools for name in READ_TOOLS):
@@ -88,7 +88,9 @@ class ToolFiles:
                 out.append((name, tag == "[DIR]"))
         return out
 
-    def walk(self, top: str, topdown: bool = True, onerror=None):
+    def walk(self, top: str, topdown: bool = True,
+             onerror: Callable[[OSError], object] | None = None,
+             ) -> Iterator[tuple[str, list[str], list[str]]]:
         """os.walk over the tools: one list_directory call per folder."""
         try:
             entries = self.entries(top)
@@ -125,7 +127,7 @@ class ToolFiles:
 
     # ------------------------------------------------------------ plumbing
 
-    def _tool(self, tool: str | None, path: str, **kwargs: Any) -> Any:
+    def _tool(self, tool: str | None, path: str, **kwargs: object) -> object:
         assert tool is not None
         try:
             return self._call(tool, path=path, **kwargs)
@@ -142,7 +144,7 @@ class ToolFiles:
         return OSError(errno.EINVAL, f"{why} (through {self.server}'s tools)", path)
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     """A file tool's answer as text: the filesystem server's {"content": text}, or text."""
     if isinstance(value, dict) and isinstance(value.get("content"), str):
         return value["content"]

@@ -1,0 +1,78 @@
+"""``run_cell``: one cell of code run in the persistent namespace, like a notebook.
+
+The cell is compiled under the name "<cell N>" (its source kept for tracebacks), its
+last expression's value kept in ``_`` and returned as a repr, and whatever it raises
+turned into a status and an error text trimmed to the cells' own frames.
+"""
+
+# ruff: noqa: TID251 (this folder imports itself relatively: in the sandbox it is the
+# package _deskmate_sandbox, on the host deskmate.tools.sandbox.worker; not `tools`)
+
+from __future__ import annotations
+
+import ast
+import linecache
+import traceback
+
+from . import hints
+from .rlimits import CPULimitExceeded, cpu_life, cpu_spent, set_cpu_budget
+from .state import CELL_PREFIX, Toolspace, WorkerState
+
+
+def run_cell(code: str, number: int, ns: dict, limits: dict, state: WorkerState) -> dict:
+    """The ``done`` frame of one cell: status, error, value (and ``restart`` when the
+    worker has used the CPU time it may use in all)."""
+    filename = f"{CELL_PREFIX}{number}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    status, error, value = "ok", "", None
+    state.in_cell = True
+    try:
+        set_cpu_budget(limits["cpu_s"])
+        tree = ast.parse(code, filename, "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        exec(compile(tree, filename, "exec"), ns)
+        if last is not None:
+            result = eval(compile(last, filename, "eval"), ns)
+            if result is not None:
+                ns["_"] = result
+                value = repr(result)
+    except MemoryError as exc:
+        status, error = "memory", _safe_format(exc, "MemoryError: out of memory", state)
+    except CPULimitExceeded:
+        status = "timeout"
+        error = f"CPU time limit exceeded ({limits['cpu_s']} s of CPU for one cell)"
+    except KeyboardInterrupt:
+        status, error = "killed", "interrupted"
+    except BaseException as exc:
+        status, error = "error", _safe_format(exc, repr(exc), state)
+    finally:
+        state.in_cell = False
+        set_cpu_budget(None)
+    done = {"type": "done", "status": status, "error": error, "value": value}
+    if cpu_spent(limits["cpu_s"]):
+        done["restart"] = True
+        done["error"] = "; ".join(filter(None, [error, "the sandbox used the CPU time it "
+                                                f"may use in all ({cpu_life()} s)"]))
+    return done
+
+
+def format_error(exc: BaseException, toolspace: Toolspace) -> str:
+    """The traceback trimmed to the frames of the user's cells, with a hint."""
+    if isinstance(exc, SyntaxError) and str(exc.filename).startswith(CELL_PREFIX):
+        return "".join(traceback.format_exception_only(exc)).rstrip()
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if f.filename.startswith(CELL_PREFIX)]
+    lines = ["Traceback (most recent call last):\n"] if frames else []
+    lines += traceback.format_list(frames)
+    lines += traceback.format_exception_only(exc)
+    lines.append(hints.hint(exc, toolspace))
+    return "".join(lines).rstrip()
+
+
+def _safe_format(exc: BaseException, fallback: str, state: WorkerState) -> str:
+    try:
+        return format_error(exc, state.toolspace)
+    except MemoryError:
+        return fallback

@@ -1,0 +1,61 @@
+"""The hint appended to a cell's error, so that a small model's next try is right:
+a tool called bare, a misspelled server, a module that is not installed, a user's path
+that only the tools reach."""
+
+# ruff: noqa: TID251 (this folder imports itself relatively: in the sandbox it is the
+# package _deskmate_sandbox, on the host deskmate.tools.sandbox.worker; not `tools`)
+
+from __future__ import annotations
+
+from .state import Toolspace
+
+# Modules small models reach for to get at the web: the sandbox has no network.
+WEB_MODULES = frozenset({"requests", "httpx", "urllib3", "aiohttp", "bs4", "selenium",
+                         "playwright", "scrapy", "lxml", "mechanize"})
+FILE_TOOLS = ("list_directory", "read_text_file", "read_file", "search_files",
+              "directory_tree")
+
+
+def hint(exc: BaseException, toolspace: Toolspace) -> str:
+    """A line that says how to fix ``exc``, or ""."""
+    name = getattr(exc, "name", None)
+    if isinstance(exc, NameError) and name in toolspace.tool_servers:
+        calls = " or ".join(f"{server}.{name}(...)"
+                            for server in toolspace.tool_servers[name])
+        return f"Hint: {name} is a tool; call it as {calls}\n"
+    if isinstance(exc, NameError) and name:
+        return misspelled_server(name, toolspace)
+    if isinstance(exc, ModuleNotFoundError) and name:
+        return missing_module(name.partition(".")[0], toolspace)
+    return ""
+
+
+def misspelled_server(name: str, toolspace: Toolspace) -> str:
+    """``tooy.add(...)``: a name close to a server's (case aside) gets its right spelling."""
+    import difflib  # only when a cell failed: the worker's start stays fast
+
+    by_lower = {server.lower(): server for server in toolspace.server_names}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    server = by_lower[close[0]]
+    return f"Hint: did you mean {server!r}? It is a server: dir({server}) lists its tools\n"
+
+
+def missing_module(module: str, toolspace: Toolspace) -> str:
+    hint = "Hint: only Python's standard library is installed in this sandbox"
+    if module in WEB_MODULES:
+        web = [f"{server}.{tool}(url=...)" for tool, servers in toolspace.tool_servers.items()
+               if "fetch" in tool or "url" in tool for server in servers][:2]
+        how = " or ".join(web) if web else 'search_tools("fetch a web page")'
+        hint += f", and it has no network: get web pages through the tools: {how}"
+    return hint + "\n"
+
+
+def unseen_path(path: str, toolspace: Toolspace) -> str:
+    """The message of the error a cell gets for a path of the user's it cannot reach."""
+    tools = [f"{server}.{tool}(path=...)" for tool in FILE_TOOLS
+             for server in toolspace.tool_servers.get(tool, [])][:3]
+    how = ", ".join(tools) if tools else 'search_tools("read a file")'
+    return (f"{path} is not in this sandbox: code here cannot see the user's files. "
+            f"Reach them through the tools: {how}")

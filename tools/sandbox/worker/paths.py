@@ -1,0 +1,147 @@
+"""A cell's file calls on paths the sandbox does not have: the user's files.
+
+When a connected server has file tools, ``open``, ``os.listdir``, ``os.path.exists``/
+``isfile``/``isdir`` and ``os.walk`` on such a path go through them (connected_files.py);
+otherwise the call raises a SandboxPathError that says where the files are — instead
+of the silence (``os.walk`` yields nothing) or bare ENOENT that small models take for
+"the folder is empty". Paths the sandbox has (its working folder) keep plain Python.
+
+The functions that replace Python's keep their plain signatures and no postponed
+annotations: ``help(open)`` in a cell shows them.
+"""
+
+# ruff: noqa: TID251 (this folder imports itself relatively: in the sandbox it is the
+# package _deskmate_sandbox, on the host deskmate.tools.sandbox.worker; not `tools`)
+
+import builtins
+import io
+import os
+import sys
+
+from . import hints
+from .connected_files import ToolFiles
+from .state import CELL_PREFIX, CELLS_MODULE, WorkerState
+
+PATH_EVENTS = frozenset({"open", "os.listdir", "os.scandir"})
+# Python's own, before install() wraps them.
+_real = {"open": open, "isdir": os.path.isdir, "isfile": os.path.isfile,
+         "exists": os.path.exists, "listdir": os.listdir}
+_os_walk = os.walk
+
+
+class SandboxPathError(FileNotFoundError):
+    """A path outside what the sandbox can see: the user's files are reached through the
+    tools. Raised instead of silence (``os.walk`` would yield nothing) or a bare ENOENT,
+    which small models take for "the folder is empty"."""
+
+    __module__ = CELLS_MODULE
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def install(state: WorkerState, files: ToolFiles | None) -> None:
+    """Route the file calls of cells (through ``files`` when there are file tools), and
+    report the user's paths that nothing routes."""
+    if files is not None:
+        install_connected_files(files, state)
+    os.walk = _walk(state, files)
+    sys.addaudithook(_audit_hook(state))
+
+
+def _unseen(path) -> bool:
+    """A path this sandbox does not have, in a folder it does not have either (a new
+    file in the sandbox's own folder, or a plain missing one there, is not unseen)."""
+    if not isinstance(path, str) or not path or os.path.lexists(path):
+        return False
+    return not _real["isdir"](os.path.dirname(os.path.abspath(path)))
+
+
+def _user_path(file, state: WorkerState) -> str | None:
+    """``file`` as a path of the user's that a cell reaches for, else None."""
+    if not state.in_cell or isinstance(file, int):
+        return None
+    try:
+        path = os.fspath(file)
+    except TypeError:
+        return None
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    return path if _unseen(path) else None
+
+
+def _audit_hook(state: WorkerState):
+    def _unseen_path(event: str, args: tuple) -> None:
+        """Audit hook: code of a cell that reaches for a path this sandbox does not have
+        (its parent folder is missing too) gets an error that says where files are."""
+        if event not in PATH_EVENTS or not state.in_cell or not args:
+            return
+        path = args[0]
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not _unseen(path):
+            return
+        frame = sys._getframe(1)
+        while frame is not None:  # imports probe missing paths on their own: not ours
+            name = frame.f_code.co_filename
+            if name.startswith("<frozen importlib"):
+                return
+            if name.startswith(CELL_PREFIX):
+                break
+            frame = frame.f_back
+        else:
+            return
+        raise SandboxPathError(hints.unseen_path(path, state.toolspace))
+
+    return _unseen_path
+
+
+def _walk(state: WorkerState, files: ToolFiles | None):
+    def _walk_reporting_unseen(top, topdown=True, onerror=None, followlinks=False):
+        """os.walk, except that a path outside the sandbox is an error, not an empty walk
+        (or a walk through the connected file tools, when there are some)."""
+        user = _user_path(top, state) if files is not None else None
+        if user is not None and files is not None:
+            return files.walk(user, topdown, onerror)
+        def report(exc: OSError) -> None:
+            if isinstance(exc, SandboxPathError):
+                raise exc
+            if onerror is not None:
+                onerror(exc)
+        return _os_walk(top, topdown, report, followlinks)
+
+    _walk_reporting_unseen.__module__ = CELLS_MODULE
+    return _walk_reporting_unseen
+
+
+def install_connected_files(files: ToolFiles, state: WorkerState) -> None:
+    """Route a cell's plain file calls on the user's paths through ``files``; every
+    other path keeps Python's own behaviour."""
+
+    def routed_open(file, mode="r", buffering=-1, encoding=None, *args, **kwargs):
+        path = _user_path(file, state)
+        if path is None:
+            return _real["open"](file, mode, buffering, encoding, *args, **kwargs)
+        return files.open(path, mode, encoding)
+
+    def routed_listdir(path="."):
+        user = _user_path(path, state)
+        return files.listdir(user) if user is not None else _real["listdir"](path)
+
+    def routed(name: str, kind: str | None):
+        def check(path) -> bool:
+            user = _user_path(path, state)
+            if user is None:
+                return _real[name](path)
+            found = files.kind(user)
+            return found is not None if kind is None else found == kind
+        check.__name__ = name
+        check.__module__ = CELLS_MODULE
+        return check
+
+    routed_open.__module__ = routed_listdir.__module__ = CELLS_MODULE
+    builtins.open = io.open = routed_open
+    os.listdir = routed_listdir
+    os.path.exists = routed("exists", None)
+    os.path.isfile = routed("isfile", "file")
+    os.path.isdir = routed("isdir", "dir")

@@ -1,0 +1,41 @@
+"""What the worker's parts share: the toolspace a cell sees, and whether a cell runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# A cell's code is compiled under "<cell N>": tracebacks and the path hook tell the
+# cell's own frames from the worker's by this prefix.
+CELL_PREFIX = "<cell "
+# The cells' module. What the worker puts in a cell's reach (ToolError, the server
+# objects, the routed open) says it belongs there, as when the worker was one script:
+# tracebacks read "ToolError: ..." and help() "in module __main__", never the
+# worker's own module names.
+CELLS_MODULE = "__main__"
+
+
+@dataclass(frozen=True)
+class Toolspace:
+    """The connected servers' names and tools, as the host's setup frame listed them."""
+
+    server_names: tuple[str, ...] = ()
+    # tool name -> the servers that have it, for a hint when code calls a tool bare.
+    tool_servers: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, servers: dict[str, list[str]]) -> Toolspace:
+        tool_servers: dict[str, list[str]] = {}
+        for server, tools in servers.items():
+            for tool in tools:
+                tool_servers.setdefault(tool, []).append(server)
+        return cls(tuple(servers), tool_servers)
+
+
+@dataclass
+class WorkerState:
+    """The worker's one mutable fact, read by the channel (an interrupt goes only to a
+    running cell) and the path hook (only a cell's own file calls are its concern)."""
+
+    toolspace: Toolspace
+    pid: int  # the worker's own; a process that a cell forked has another
+    in_cell: bool = False
