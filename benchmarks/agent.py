@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from deskmate.app.agent import events as ev  # noqa: E402
-from deskmate.app.agent.eager import tool_schemas  # noqa: E402
+from deskmate.app.agent.actions_eager import tool_schemas  # noqa: E402
 from deskmate.app.agent.factory import build_agent  # noqa: E402
 from deskmate.app.agent.loop import AgentLimits  # noqa: E402
 from deskmate.app.agent.scripted import ScriptedModel  # noqa: E402

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from deskmate.app import paths  # noqa: E402
 from deskmate.app.agent.bridge import ToolBridge  # noqa: E402
-from deskmate.app.agent.eager import tool_schemas  # noqa: E402
+from deskmate.app.agent.actions_eager import tool_schemas  # noqa: E402
 from deskmate.app.llm import ChatMessage, ModelError  # noqa: E402
 from deskmate.app.llm.llamacpp import LlamaCppModel  # noqa: E402
 from deskmate.app.llm.registry import resolve_model  # noqa: E402
@@ -131,7 +131,7 @@ def costs(catalog: Catalog, search: ToolSearch, queries: list[dict[str, Any]],
     index = build_index(catalog, count, budget)
     index_tokens = count(index)
     # The agent's own bridge writes the search_tools answer, so its format is measured.
-    bridge = ToolBridge(catalog, _no_calls, Policy(), emit=lambda event: None, search=search)
+    bridge = ToolBridge(catalog, _no_calls, Policy(), search=search)
     help_tokens: dict[tuple[str, str], int] = {}
 
     def help_of(hit: Any) -> int:

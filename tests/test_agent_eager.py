@@ -8,6 +8,7 @@ import pytest
 from conftest import toy_server
 
 from deskmate.app.agent import events as ev
+from deskmate.app.agent.actions_eager import EagerActions
 from deskmate.app.agent.bridge import ToolBridge
 from deskmate.app.agent.loop import Agent, AgentLimits
 from deskmate.app.agent.prompt import EAGER_PROMPT
@@ -28,9 +29,9 @@ def hub(tmp_path_factory):
 
 def make_agent(hub, replies, policy=None, **limits):
     catalog = Catalog.from_specs(hub.tools())
-    bridge = ToolBridge(catalog, hub.call, policy or Policy(yes_all=True), emit=lambda e: None)
+    bridge = ToolBridge(catalog, hub.call, policy or Policy(yes_all=True))
     model = ScriptedModel(replies)
-    agent = Agent(model, system_prompt=EAGER_PROMPT, bridge=bridge, mode="eager",
+    agent = Agent(model, EagerActions(bridge), bridge, system_prompt=EAGER_PROMPT,
                   limits=AgentLimits(**limits))
     return agent, model
 
@@ -97,7 +98,7 @@ def test_follow_up_turn_continues_the_transcript(hub):
 
 def test_bare_json_calls_without_tags_are_calls_to_known_tools_only(hub):
     # Qwen2.5 0.5B often writes the call's JSON without the <tool_call> tags.
-    from deskmate.app.agent.eager import parse_tool_calls
+    from deskmate.app.agent.actions_eager import parse_tool_calls
 
     catalog = Catalog.from_specs(hub.tools())
     bare = json.dumps({"name": "toy__add", "arguments": {"a": 1, "b": 2}})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from deskmate.app.agent.bridge import BridgeError, ToolBridge
+from deskmate.app.agent.bridge import BridgeError, CallContext, ToolBridge
 from deskmate.app.agent.loop import AgentLimits
 from deskmate.app.agent.scripted import ScriptedModel
 from deskmate.app.store import Recorder, open_db
@@ -85,8 +85,8 @@ def test_destructive_never_live_even_when_the_user_trusts_the_server():
     gate = ToolGate(SPECS, hub.call)
     policy = TrainingPolicy(trusted_servers={"fs"}, yes_all=True)
     events = []
-    bridge = ToolBridge(Catalog.from_specs(SPECS), gate, policy, events.append)
-    bridge.new_turn()
+    bridge = ToolBridge(Catalog.from_specs(SPECS), gate, policy)
+    bridge.new_turn(CallContext(emit=events.append))
     with pytest.raises(BridgeError, match=r"destructive.*not run"):
         bridge.call_json("fs", "delete_file", {"path": "important.txt"})
     with pytest.raises(BridgeError, match="not read-only"):

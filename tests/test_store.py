@@ -340,7 +340,7 @@ def test_calls_of_rebuilt_bridges_in_one_session_keep_their_own_rows(db):
     # The TUI rebuilds its bridge (resume, model switch, server change) and keeps
     # recording into the same session: a new bridge's first call must not take the id
     # of an earlier one (the upsert would overwrite the earlier row).
-    from deskmate.app.agent.bridge import ToolBridge
+    from deskmate.app.agent.bridge import CallContext, ToolBridge
     from deskmate.tools.catalog import Catalog
     from deskmate.tools.hub.results import ToolResult
     from deskmate.tools.policy import Policy
@@ -354,9 +354,9 @@ def test_calls_of_rebuilt_bridges_in_one_session_keep_their_own_rows(db):
         return ToolResult(server, tool, structured=arguments)
 
     for turn, text in ((1, "first"), (2, "second")):
-        bridge = ToolBridge(catalog, call, Policy(yes=True), emit=recorder.record)
+        bridge = ToolBridge(catalog, call, Policy(yes=True))
         recorder.record(ev.TurnStarted(turn=turn, user_message=text))
-        bridge.step = 1
+        bridge.new_turn(CallContext(emit=recorder.record, step=1))
         bridge.call_json("toy", "echo", {"text": text})
     calls = get_session(db, recorder.session_id).tool_calls
     assert sorted(c.arguments["text"] for c in calls) == ["first", "second"]

@@ -4,20 +4,21 @@ Code in the sandbox calls ``git.git_log(max_count=3)``; the worker forwards that
 as ``("tool", {...})``. This is the one way out of the sandbox, so every call is checked
 before it leaves: the tool exists (else "did you mean …"), the arguments fit its input
 schema (else the signature), the call is not a runaway repeat, and the permission
-policy allows it. Each step is reported as an agent event.
+policy allows it. Each step is reported as an agent event, through the ``CallContext``
+the loop hands over for each turn.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deskmate.app.agent.events import (
     AgentEvent,
@@ -31,6 +32,11 @@ from deskmate.tools.policy import ApprovalRequest, Policy
 from deskmate.tools.sandbox import ToolError
 from deskmate.tools.signatures import Signature, py_identifier, signature
 from deskmate.tools.spec import ToolSpec
+from deskmate.tools.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from deskmate.tools.hub.results import ToolResult
+    from deskmate.tools.search import ToolSearch
 
 REPEAT_LIMIT = 3  # identical calls allowed per turn before the bridge refuses
 
@@ -46,20 +52,30 @@ class BridgeError(ToolError):
     """Refused or failed; the sandbox raises it in the model's code as ToolError."""
 
 
+def _ignore(event: AgentEvent) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """What the bridge needs of the running turn; the loop hands one over per turn."""
+
+    emit: Callable[[AgentEvent], None] = _ignore  # where tool-call events go
+    max_tool_calls: int = 30  # calls that may run this turn
+    cancel: threading.Event | None = None  # set: stop the running call
+    step: int = 0  # the turn's step, reported with each call
+
+
 class ToolBridge:
-    def __init__(self, catalog: Catalog, call: Callable[..., Any], policy: Policy,
-                 emit: Callable[[AgentEvent], None], *, search: Any = None,
-                 search_cache: Path | None = None, max_tool_calls: int = 30) -> None:
+    def __init__(self, catalog: Catalog, call: Callable[..., ToolResult], policy: Policy, *,
+                 search: ToolSearch | None = None, search_cache: Path | None = None) -> None:
         self.catalog = catalog
         self._call = call  # hub.call(server, tool, arguments, cancel=...) -> ToolResult
         self.policy = policy
-        self.emit = emit
         self._search = search
         # Where embeddings of the catalog are cached; None: BM25 search only.
         self.search_cache = search_cache
-        self.max_tool_calls = max_tool_calls
-        self.cancel: threading.Event | None = None
-        self.step = 0
+        self.context = CallContext()
         self.calls = 0  # calls this turn that ran (refused ones do not count)
         self.limit_reached = False  # a call this turn was refused for max_tool_calls
         self._seen: Counter[str] = Counter()
@@ -71,11 +87,15 @@ class ToolBridge:
                 sig = signature(spec)
                 self._tools[(info.name, sig.name)] = (spec, sig)
 
-    def new_turn(self, cancel: threading.Event | None = None) -> None:
+    def new_turn(self, context: CallContext = CallContext()) -> None:
+        """Forget the previous turn's calls; report and limit this turn's by ``context``."""
         self.calls = 0
         self.limit_reached = False
         self._seen.clear()
-        self.cancel = cancel
+        self.context = context
+
+    def new_step(self, step: int) -> None:
+        self.context = replace(self.context, step=step)
 
     def namespace(self) -> dict[str, Any]:
         servers: dict[str, list[str]] = {py: [] for py in self._servers}
@@ -108,7 +128,7 @@ class ToolBridge:
             lines.append(f"{py_identifier(hit.server)}.{call} — {sig.summary}")
         return lines
 
-    def _make_search(self) -> Any:
+    def _make_search(self) -> ToolSearch:
         """Hybrid (MiniLM + BM25) when the ``search`` extra is installed, else BM25.
 
         The toolspace benchmark measures recall@5 of 0.96 hybrid against 0.84 for BM25.
@@ -153,9 +173,10 @@ class ToolBridge:
 
     def _invoke(self, real: str, spec: ToolSpec, sig: Signature,
                 arguments: dict[str, Any], call_id: str | None = None) -> Any:
-        if self.calls >= self.max_tool_calls:
+        context = self.context
+        if self.calls >= context.max_tool_calls:
             self.limit_reached = True
-            raise BridgeError(f"tool call limit reached ({self.max_tool_calls} per turn): "
+            raise BridgeError(f"tool call limit reached ({context.max_tool_calls} per turn): "
                               "work with the results you have, or give your final answer")
         key = json.dumps([real, spec.name, arguments], sort_keys=True, default=str)
         self._seen[key] += 1
@@ -163,22 +184,22 @@ class ToolBridge:
             raise BridgeError(f"{real}.{spec.name} was already called {REPEAT_LIMIT} times "
                               "with these exact arguments; use the result you already have")
         call_id = call_id or new_call_id()
-        self.emit(ToolCallStarted(call_id=call_id, step=self.step, server=real,
-                                  tool=spec.name, arguments=arguments))
+        context.emit(ToolCallStarted(call_id=call_id, step=context.step, server=real,
+                                     tool=spec.name, arguments=arguments))
         request = ApprovalRequest(call_id, spec, arguments)
         if self.policy.will_ask(spec):
-            self.emit(ToolApprovalNeeded(call_id=call_id, server=real, tool=spec.name,
-                                         arguments=arguments, annotations=spec.annotations))
+            context.emit(ToolApprovalNeeded(call_id=call_id, server=real, tool=spec.name,
+                                            arguments=arguments, annotations=spec.annotations))
         verdict = self.policy.decide(request)
-        self.emit(ToolApprovalDecided(call_id=call_id, decision=verdict.decision,
-                                      decided_by=verdict.decided_by))
+        context.emit(ToolApprovalDecided(call_id=call_id, decision=verdict.decision,
+                                         decided_by=verdict.decided_by))
         if not verdict.allowed:
             self._finished(call_id, real, spec.name, f"denied: {verdict.reason}", True, 0.0)
             raise BridgeError(f"{real}.{spec.name} was not run: {verdict.reason}")
         self.calls += 1
         started = time.perf_counter()
         try:
-            result = self._call(real, spec.name, arguments, cancel=self.cancel)
+            result = self._call(real, spec.name, arguments, cancel=context.cancel)
         except Exception as exc:  # the hub's ToolCallError family, and anything unexpected
             self._finished(call_id, real, spec.name, str(exc), True,
                            time.perf_counter() - started)
@@ -191,16 +212,16 @@ class ToolBridge:
 
     def _finished(self, call_id: str, server: str, tool: str, text: str, is_error: bool,
                   duration: float, structured: Any = None) -> None:
-        self.emit(ToolCallFinished(call_id=call_id, server=server, tool=tool, result=text,
-                                   is_error=is_error, duration_s=duration,
-                                   structured=structured))
+        self.context.emit(ToolCallFinished(call_id=call_id, server=server, tool=tool,
+                                           result=text, is_error=is_error, duration_s=duration,
+                                           structured=structured))
 
     def _server(self, name: str) -> str:
         if name in self._servers:
             return self._servers[name]
         if name in self._servers.values():
             return name
-        hint = _did_you_mean(name, list(self._servers))
+        hint = _hint(name, self._servers)
         raise BridgeError(f"there is no server {name!r}{hint}. "
                           f"Servers: {', '.join(self._servers) or 'none connected'}")
 
@@ -210,7 +231,7 @@ class ToolBridge:
         if found:
             return found
         names = [t for (s, t) in self._tools if s == server]
-        hint = _did_you_mean(name, names)
+        hint = _hint(name, names)
         raise BridgeError(f"{py_identifier(server)} has no tool {name!r}{hint}. "
                           f"Try search_tools({name!r}) or tool_help({py_identifier(server)!r}).")
 
@@ -231,21 +252,21 @@ class ToolBridge:
         # takes what its schema allows.
         if unknown and (known or spec.input_schema.get("additionalProperties") is False):
             raise BridgeError(f"{sig.name} has no parameter {unknown[0]!r}"
-                              f"{_did_you_mean(unknown[0], [p.name for p in sig.params])}\n"
+                              f"{_hint(unknown[0], [p.name for p in sig.params])}\n"
                               f"Signature: {sig.def_line()}")
         _validate(spec, sig, arguments)
         return arguments
 
 
 def _validate(spec: ToolSpec, sig: Signature, arguments: dict[str, Any]) -> None:
-    import jsonschema
+    from jsonschema import exceptions, validators
 
     schema = spec.input_schema or {"type": "object"}
     try:
-        validator_cls = jsonschema.validators.validator_for(schema)
+        validator_cls = validators.validator_for(schema)
         validator = validator_cls(schema)
-        error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
-    except jsonschema.exceptions.SchemaError:
+        error = exceptions.best_match(validator.iter_errors(arguments))
+    except exceptions.SchemaError:
         return  # the server's schema is broken; let the server judge the call
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path)
@@ -254,6 +275,7 @@ def _validate(spec: ToolSpec, sig: Signature, arguments: dict[str, Any]) -> None
                           + f"\nSignature: {sig.def_line()}")
 
 
-def _did_you_mean(name: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(name, known, n=2, cutoff=0.5)
-    return f" — did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+def _hint(name: str, known: Iterable[str]) -> str:
+    """`` — did you mean 'a' or 'b'?``, to follow the name the model got wrong."""
+    suggestion = did_you_mean(name, known, n=2, cutoff=0.5)
+    return f" — {suggestion}" if suggestion else ""

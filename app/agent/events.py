@@ -12,13 +12,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from deskmate.app.llm.base import Usage
+from deskmate.app.llm.base import Role, Usage
+from deskmate.tools.policy import DecidedBy, Decision
+from deskmate.tools.sandbox.results import CellStatus
 
 TurnStatus = Literal["answered", "max_steps", "max_tool_calls", "repetition", "timeout",
                      "cancelled", "error"]
-Decision = Literal["allow_once", "allow_tool", "trust_server", "deny", "auto"]
-DecidedBy = Literal["user", "policy", "flag", "training"]
-CellStatus = Literal["ok", "error", "timeout", "memory", "killed"]
 
 
 def _now() -> float:
@@ -39,7 +38,7 @@ class TurnStarted(Event):
 @dataclass(frozen=True, kw_only=True)
 class MessageAppended(Event):
     position: int  # 0-based index in the transcript
-    role: Literal["system", "user", "assistant", "tool"]
+    role: Role
     content: str
     tool_call_id: str | None = None
     tool_calls: tuple[dict[str, Any], ...] = ()

@@ -6,28 +6,52 @@ the same prompt, the same tool channel and the same permission rules.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
+from deskmate.app.agent.actions import Actions
+from deskmate.app.agent.actions_code import CodeActions
+from deskmate.app.agent.actions_eager import EagerActions
 from deskmate.app.agent.bridge import ToolBridge
 from deskmate.app.agent.loop import Agent, AgentLimits
+from deskmate.app.agent.modes import Mode
 from deskmate.app.agent.prompt import EAGER_PROMPT, code_system_prompt
 from deskmate.app.llm.base import ChatMessage, ChatModel
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.policy import Policy
+from deskmate.tools.spec import ToolSpec
+
+if TYPE_CHECKING:
+    from deskmate.app.config import Config
+    from deskmate.tools.hub import ServerState
+    from deskmate.tools.hub.results import ToolResult
+    from deskmate.tools.sandbox import Limits, Sandbox
 
 INDEX_TOKENS = 600  # budget of the server index in the system prompt
+
+
+class ToolHub(Protocol):
+    """What the agent needs of a started hub: deskmate.tools.hub.Hub, or a wrapper of one
+    (the training's gated hub)."""
+
+    def tools(self) -> list[ToolSpec]: ...
+
+    def states(self) -> list[ServerState]: ...
+
+    def call(self, server: str, tool: str, arguments: dict[str, Any] | None = None, *,
+             cancel: threading.Event | None = None) -> ToolResult: ...
 
 
 @dataclass
 class AgentRuntime:
     agent: Agent
     catalog: Catalog
-    hub: Any = None
-    sandbox: Any = None
-    server_states: list[Any] = field(default_factory=list)
+    hub: ToolHub | None = None
+    sandbox: Sandbox | None = None  # code mode's, with its isolation report for the UI
+    server_states: list[ServerState] = field(default_factory=list)
 
     def close(self) -> None:
         """Close what build_agent made (the sandbox); the hub belongs to the caller."""
@@ -42,18 +66,18 @@ def count_tokens_for(model: ChatModel) -> Callable[[str], int]:
     return lambda text: len(text) // 4 + 1  # servers we cannot tokenize for: an estimate
 
 
-def build_agent(model: ChatModel, *, hub: Any = None, mode: str = "code",
+def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "code",
                 policy: Policy | None = None, limits: AgentLimits = AgentLimits(),
-                workdir: Path | None = None, sandbox_limits: Any = None,
+                workdir: Path | None = None, sandbox_limits: Limits | None = None,
                 index_tokens: int = INDEX_TOKENS, search_cache: Path | None = None,
                 transcript: Iterable[ChatMessage] = ()) -> AgentRuntime:
     """An agent over the tools of ``hub`` (already started), or over no tools at all."""
     catalog = Catalog.from_specs(hub.tools() if hub is not None else [])
     policy = policy or Policy()
     call = hub.call if hub is not None else _no_hub
-    bridge = ToolBridge(catalog, call, policy, emit=lambda event: None,
-                        search_cache=search_cache)
+    bridge = ToolBridge(catalog, call, policy, search_cache=search_cache)
     sandbox = None
+    actions: Actions
     if mode == "code":
         from deskmate.tools.index import build_index
         from deskmate.tools.sandbox import Limits, Sandbox
@@ -63,23 +87,26 @@ def build_agent(model: ChatModel, *, hub: Any = None, mode: str = "code",
         sandbox.start()
         prompt = code_system_prompt(
             build_index(catalog, count_tokens_for(model), index_tokens))
+        actions = CodeActions(sandbox)
     elif mode == "eager":
         prompt = EAGER_PROMPT
+        actions = EagerActions(bridge)
     else:
         raise ValueError(f"unknown mode {mode!r}: use code or eager")
-    agent = Agent(model, system_prompt=prompt, sandbox=sandbox, bridge=bridge, mode=mode,
-                  limits=limits, transcript=list(transcript))
+    agent = Agent(model, actions, bridge, system_prompt=prompt, limits=limits,
+                  transcript=list(transcript))
     return AgentRuntime(agent=agent, catalog=catalog, hub=hub, sandbox=sandbox,
                         server_states=hub.states() if hub is not None else [])
 
 
-def _no_hub(server: str, tool: str, arguments: dict, cancel: Any = None) -> Any:
+def _no_hub(server: str, tool: str, arguments: dict[str, Any],
+            cancel: threading.Event | None = None) -> NoReturn:
     from deskmate.tools.hub import ServerUnavailable
 
     raise ServerUnavailable("no MCP servers are connected")
 
 
-def options_from_config(config: Any, **overrides: Any) -> dict[str, Any]:
+def options_from_config(config: Config, **overrides: float | None) -> dict[str, Any]:
     """``build_agent``'s settings from the config, the same for the app and ``run``."""
     from deskmate.app import paths
 
@@ -88,7 +115,8 @@ def options_from_config(config: Any, **overrides: Any) -> dict[str, Any]:
                 index_tokens=config.agent.index_tokens, search_cache=paths.embeddings_cache())
 
 
-def limits_from_config(config: Any, **overrides: Any) -> tuple[AgentLimits, Any]:
+def limits_from_config(config: Config,
+                       **overrides: float | None) -> tuple[AgentLimits, Limits]:
     """Agent and sandbox limits from the ``[agent]`` and ``[model]`` config sections."""
     from deskmate.tools.sandbox import Limits
 

@@ -1,5 +1,6 @@
-"""The eager baseline: every tool's JSON schema through the chat template's native tool
-calling, and ``<tool_call>`` JSON parsed back out of the reply (Qwen/Hermes format).
+"""Eager actions, the baseline: every tool's JSON schema through the chat template's
+native tool calling, and ``<tool_call>`` JSON parsed back out of the reply (Qwen/Hermes
+format). Each call goes through the bridge; each result comes back as a tool message.
 
 It exists to measure what code orchestration with iterative loading saves, and for
 models trained for native tool calls.
@@ -9,10 +10,18 @@ from __future__ import annotations
 
 import json
 import re
+import time
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
+from deskmate.app.agent import events as ev
+from deskmate.app.agent.actions import Turn
+from deskmate.app.agent.bridge import BridgeError, ToolBridge, new_call_id
+from deskmate.app.agent.modes import Mode
+from deskmate.app.llm.base import ChatMessage
 from deskmate.tools.catalog import Catalog
+from deskmate.tools.sandbox.capture import truncate_middle as truncate
 from deskmate.tools.spec import ToolSpec
 
 _CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
@@ -106,3 +115,53 @@ def openai_call(call_id: str, call: EagerCall | EagerParseError,
         name, arguments = call.name, call.arguments
     return {"id": call_id, "type": "function",
             "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}
+
+
+class EagerActions:
+    mode: Mode = "eager"
+
+    def __init__(self, bridge: ToolBridge) -> None:
+        self.bridge = bridge
+        self.tools: tuple[dict[str, Any], ...] = tuple(tool_schemas(bridge.catalog))
+
+    def stop_at(self, reply: str) -> int | None:
+        return None  # a reply may hold several calls: let the model finish
+
+    def new_turn(self) -> None:
+        pass  # the bridge guards eager calls; it starts each turn afresh itself
+
+    def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
+        catalog = self.bridge.catalog
+        calls = parse_tool_calls(reply, catalog)
+        if not calls:
+            yield turn.append(ChatMessage("assistant", reply))
+            yield ev.FinalAnswer(step=step, text=reply.strip())
+            return True
+        # OpenAI's shape: the calls ride on the assistant message, each tool message
+        # answers one by id, and the bridge records each call under the same id.
+        ids = [new_call_id() for _ in calls]
+        yield turn.append(ChatMessage("assistant", prose(reply), tool_calls=tuple(
+            openai_call(call_id, call, catalog) for call_id, call in zip(ids, calls,
+                                                                          strict=True))))
+        for call_id, call in zip(ids, calls, strict=True):
+            if isinstance(call, EagerCall):
+                started = time.perf_counter()
+                content = yield from self._call(call, call_id, turn)
+                duration = time.perf_counter() - started
+            else:
+                content, duration = f"Error: {call.message}", 0.0
+            status = "error" if content.startswith("Error:") else "ok"
+            content = truncate(content, turn.observation_chars)
+            yield ev.Observation(step=step, content=content, status=status, duration_s=duration)
+            yield turn.append(ChatMessage("tool", content, tool_call_id=call_id))
+            turn.check_cancelled()
+        return False
+
+    def _call(self, call: EagerCall, call_id: str,
+              turn: Turn) -> Generator[ev.AgentEvent, None, str]:
+        try:
+            value = yield from turn.in_thread(self.bridge.call_json, call.server, call.tool,
+                                              call.arguments, call_id=call_id)
+        except BridgeError as exc:
+            return f"Error: {exc}"
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

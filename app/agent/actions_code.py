@@ -1,0 +1,103 @@
+"""Code actions: the model writes one fenced Python block; the sandbox runs it.
+
+The reply is read leniently (app/agent/parse.py); the block runs in the session's
+persistent sandbox, whose tool calls go through the bridge; only what the cell printed
+comes back, as a user message starting ``Output:``, truncated head and tail.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Generator
+from typing import Any, Protocol
+
+from deskmate.app.agent import events as ev
+from deskmate.app.agent.actions import Stop, Turn
+from deskmate.app.agent.modes import Mode
+from deskmate.app.agent.parse import (
+    OUTPUT_PREFIX,
+    CodeAction,
+    FinalAnswer,
+    Malformed,
+    closed_code_block,
+    parse_reply,
+)
+from deskmate.app.llm.base import ChatMessage
+from deskmate.tools.sandbox import CellResult, Limits
+from deskmate.tools.sandbox.capture import truncate_middle as truncate
+
+
+class Sandbox(Protocol):
+    """What code actions need of a sandbox; deskmate.tools.sandbox.Sandbox is one."""
+
+    @property
+    def limits(self) -> Limits: ...
+
+    def execute(self, code: str, *, timeout: float | None = None,
+                cancel: threading.Event | None = None) -> CellResult: ...
+
+    def close(self) -> None: ...
+
+
+class CodeActions:
+    mode: Mode = "code"
+    tools: tuple[dict[str, Any], ...] = ()  # the tools live in the sandbox, not the template
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self._cells: Counter[str] = Counter()  # this turn's cells, for the repetition guard
+
+    def stop_at(self, reply: str) -> int | None:
+        # We end the stream once the code block is complete, so the model cannot invent
+        # the block's output.
+        return closed_code_block(reply)
+
+    def new_turn(self) -> None:
+        self._cells.clear()
+
+    def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
+        yield turn.append(ChatMessage("assistant", reply))
+        parsed = parse_reply(reply)
+        if isinstance(parsed, FinalAnswer):
+            yield ev.FinalAnswer(step=step, text=parsed.text)
+            return True
+        if isinstance(parsed, Malformed):
+            yield ev.Observation(step=step, content=parsed.correction, status="error",
+                                 duration_s=0.0)
+            yield turn.append(ChatMessage("user", parsed.correction))
+            return False
+        assert isinstance(parsed, CodeAction)
+        yield ev.CodeAction(step=step, thought=parsed.thought, code=parsed.code)
+        self._cells[parsed.code.strip()] += 1
+        if self._cells[parsed.code.strip()] >= turn.repeat_code:
+            raise Stop("repetition")
+        result = yield from self._execute(parsed.code, turn)
+        content = observation(result, turn.observation_chars)
+        yield ev.Observation(step=step, content=content, status=result.status,
+                             duration_s=result.duration_s)
+        yield turn.append(ChatMessage("user", content))
+        turn.check_cancelled()
+        return False
+
+    def _execute(self, code: str, turn: Turn) -> Generator[ev.AgentEvent, None, CellResult]:
+        # A cell gets the time left in the turn at most; its status is then "timeout".
+        timeout = min(self.sandbox.limits.cell_timeout_s, max(0.1, turn.seconds_left()))
+        return (yield from turn.in_thread(self.sandbox.execute, code, timeout=timeout,
+                                          cancel=turn.interrupt()))
+
+
+def observation(result: CellResult, budget: int) -> str:
+    """What the model sees of a cell: output, value, error, within ``budget`` characters."""
+    parts = []
+    if result.stdout:
+        parts.append(result.stdout.rstrip())
+    if result.value is not None:
+        parts.append(result.value)
+    if result.error:
+        parts.append(f"Error: {result.error.rstrip()}")
+    if result.state_lost:
+        parts.append("(The Python session was restarted: earlier variables are gone.)")
+    if not parts:
+        parts.append("(no output — print() what you need to see)")
+    return OUTPUT_PREFIX + truncate("\n".join(parts), budget)
