@@ -12,7 +12,10 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
 
 _NAME = re.compile(r"checkpoint-(\d+)\.pt$")
 
@@ -20,15 +23,15 @@ _NAME = re.compile(r"checkpoint-(\d+)\.pt$")
 @dataclass
 class TrainState:
     step: int = 0  # the last finished step
-    history: list[dict[str, Any]] = field(default_factory=list)  # progress lines so far
+    history: list[dict[str, Any]] = field(default_factory=list)  # Step events, as JSON
 
 
-def trainable_state(model: Any) -> dict[str, Any]:
+def trainable_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
 
 
-def save_checkpoint(run_dir: Path, model: Any, optimizer: Any, state: TrainState,
-                    keep: int = 2) -> Path:
+def save_checkpoint(run_dir: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                    state: TrainState, keep: int = 2) -> Path:
     """Write ``checkpoint-<step>.pt`` atomically and keep only the newest ``keep``."""
     import torch
 
@@ -49,7 +52,8 @@ def list_checkpoints(run_dir: Path) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
-def load_checkpoint(run_dir: Path, model: Any, optimizer: Any) -> TrainState:
+def load_checkpoint(run_dir: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer
+                    ) -> TrainState:
     """Restore the newest checkpoint into ``model`` and ``optimizer``; step 0 when none."""
     import torch
 

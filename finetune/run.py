@@ -1,4 +1,6 @@
-"""The finetuning process: ``python -m deskmate.finetune.run RUN_DIR/spec.json [--json-progress]``.
+"""The finetuning process, one per run::
+
+    python -m deskmate.finetune.run RUN_DIR/spec.json [--json-progress]
 
 ``deskmate finetune`` and the Finetune screen write the spec and start this
 (``finetune.runs.follow``): GPU memory and crashes stay out of the app. It runs the

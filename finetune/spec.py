@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from deskmate.app.agent.modes import Mode
 from deskmate.finetune.grpo import GRPOConfig
 
 CPU_MAX_GGUF_BYTES = 1_000_000_000  # the CPU path is for tiny models only
@@ -46,7 +47,7 @@ class RunSpec:
     tasks: str = "sessions"  # sessions | suite:PATH | generate (see ``source``)
     judge: str = ""  # judge: a .gguf path, "openai" (the configured endpoint), "" = serving
     device: str = "auto"  # auto | cuda | cpu
-    mode: str = "code"  # agent mode of the rollouts
+    mode: Mode = "code"  # agent mode of the rollouts
     heldout: float = 0.2  # fraction of tasks kept for the before/after evaluation
     max_tasks: int = 64  # most tasks in the run (generated or taken)
     rubrics: str = ""  # a rubrics TOML to apply (edited by the user); "" = none

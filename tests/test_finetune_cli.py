@@ -56,7 +56,8 @@ def test_progress_lines_parse_and_read_the_same_everywhere(tmp_path):
             "tokens_trained": 20, "tokens_per_s": 812.4, "tokens_per_s_generate": 1.0,
             "tokens_per_s_train": 2.0, "step_s": 1.5, "eta_s": 90.0}
     step = parse_progress(json.dumps(wire) + "\n")
-    assert isinstance(step, Step) and step.to_json() == wire
+    assert isinstance(step, Step)
+    assert step.to_json() == wire
     assert describe(step) == ("step 3/10 · reward 0.500 ± 0.250 · task fulfillment 50% "
                               "checks 100% · 812 tok/s · ETA 1.5 min")
     heldout = parse_progress('{"event": "heldout", "which": "base", "eval_run": 7, '
@@ -77,7 +78,7 @@ def test_task_sources_and_cpu_rule(tmp_path):
     assert str(TaskSource.parse("suite:/x/y")) == "suite:/x/y"
     assert TaskSource.parse("generate").kind == "generate"
     with pytest.raises(RunError, match="sessions, generate or suite:PATH"):
-        RunSpec(base="b", serving_gguf="b", tasks="bogus").source
+        _ = RunSpec(base="b", serving_gguf="b", tasks="bogus").source
     small, big = tmp_path / "small.gguf", tmp_path / "big.gguf"
     small.write_bytes(b"x" * 10)
     with open(big, "wb") as handle:

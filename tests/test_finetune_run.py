@@ -11,8 +11,8 @@ import pytest
 from conftest import rated_session
 
 from deskmate.app.store import open_db
-from deskmate.finetune.rubrics import load_toml
 from deskmate.finetune.pipeline import _prepare_tasks
+from deskmate.finetune.rubrics import load_toml
 from deskmate.finetune.spec import RunSpec
 
 
@@ -99,8 +99,8 @@ def test_a_suite_run_serves_its_site_to_every_rollout(home, tmp_path):
 
     from deskmate.app.agent.scripted import ScriptedModel
     from deskmate.finetune.environment import run_in
-    from deskmate.finetune.rollout import RolloutSettings
     from deskmate.finetune.pipeline import _environment
+    from deskmate.finetune.rollout import RolloutSettings
     from deskmate.finetune.tasks import from_suite
 
     suite = tmp_path / "suite"

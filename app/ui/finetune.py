@@ -397,7 +397,10 @@ class FinetuneScreen(TableScreen):
     def action_tasks(self) -> None:
         from deskmate.app.ui.task_picker import TaskPickerScreen
 
-        self.app.push_screen(TaskPickerScreen(), lambda _: self.survey_machine())
+        self.app.push_screen(TaskPickerScreen(), self._picked)
+
+    def _picked(self, _: None) -> None:
+        self.survey_machine()  # the task counts changed
 
     def on_unmount(self) -> None:
         child = self.child

@@ -8,8 +8,6 @@ every later run.
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -25,7 +23,7 @@ PROMPT_CHARS = 90
 
 class TaskPickerScreen(ReportsWorkers, ModalScreen[None]):
     BINDINGS = [
-        Binding("space", "toggle", "Include/exclude", id="task_toggle"),
+        Binding("space", "toggle_task", "Include/exclude", id="task_toggle"),
         Binding("escape", "dismiss_none", "Close"),
     ]
 
@@ -58,11 +56,8 @@ class TaskPickerScreen(ReportsWorkers, ModalScreen[None]):
         from deskmate.app.store import open_db
         from deskmate.finetune.tasks import from_sessions
 
-        db = open_db()
-        try:
+        with open_db() as db:
             tasks = from_sessions(db, with_excluded=True)
-        finally:
-            db.close()
         self.post_message(self.Listed([
             (t.key, not t.metadata.get("excluded"), " ".join(t.prompt.split()),
              "rated up" if t.metadata.get("rated") else "answered") for t in tasks]))
@@ -72,11 +67,8 @@ class TaskPickerScreen(ReportsWorkers, ModalScreen[None]):
         from deskmate.app.store import open_db
         from deskmate.finetune.tasks import choose_task
 
-        db = open_db()
-        try:
+        with open_db() as db:
             choose_task(db, key, included)
-        finally:
-            db.close()
 
     def on_task_picker_screen_listed(self, message: Listed) -> None:
         table = self.query_one(DataTable)
@@ -87,11 +79,13 @@ class TaskPickerScreen(ReportsWorkers, ModalScreen[None]):
             table.add_row(_mark(included), short, why, key=key)
         self._count()
 
-    def action_toggle(self) -> None:
+    def action_toggle_task(self) -> None:
         table = self.query_one(DataTable)
         if table.row_count == 0:
             return
-        key: Any = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if key is None:
+            return
         self.included[key] = not self.included[key]
         table.update_cell(key, "train", _mark(self.included[key]))
         self.store(key, self.included[key])
