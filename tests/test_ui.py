@@ -56,7 +56,8 @@ async def test_a_streamed_answer_is_rendered_and_recorded(home):
 async def test_the_agent_is_built_over_the_started_hub(home):
     """The hub worker may be slow to go on after it says the servers started: the agent
     built on that news must still get the hub (on a loaded CI machine it once got none,
-    and the model's tool call met an agent without tools)."""
+    and the model's tool call met an agent without tools). The news carries the hub, and
+    the worker writes nothing onto the app."""
     import time
 
     from deskmate.app.config import Config, MCPConfig
@@ -73,15 +74,16 @@ async def test_the_agent_is_built_over_the_started_hub(home):
             return posted
 
         def on_hub_started(self, message):
-            seen.append(self.hub is not None)
+            seen.append((self.hub, message.hub is not None))
             super().on_hub_started(message)
+            seen.append(self.hub is message.hub)
 
     model = scripted()
     app = SlowHubWorker(Config(mcp=MCPConfig(servers={"toy": toy_server()})),
                         model_factory=lambda c, s: model, mode="eager")
     async with app.run_test() as pilot:
         await ready(app, pilot)
-        assert seen == [True]
+        assert seen == [(None, True), True]
         assert any(t.server == "toy" for t in app.conversation.runtime.catalog.tools("toy"))
 
 
@@ -139,13 +141,15 @@ async def test_eager_mode_shows_no_sandbox(home):
 async def test_worker_news_after_the_chat_is_gone_is_dropped(home):
     """A rebuilt agent's AgentReady can arrive while the app closes and the chat view is
     already unmounted (a CI run failed so): it must not crash the app."""
+    from deskmate.app.services.conversation import BuiltAgent
     from deskmate.app.ui.messages import AgentReady, ModelFailed
 
     app = make_app(scripted())
     async with app.run_test() as pilot:
         await ready(app, pilot)
+        runtime = app.conversation.runtime
         await app.chat.remove()
-        app.post_message(AgentReady(""))
+        app.post_message(AgentReady(BuiltAgent(runtime, "eager"), app._builds))
         app.post_message(ModelFailed("gone"))
         await pilot.pause(0.3)
         assert app.is_running
@@ -344,6 +348,20 @@ async def test_new_session_starts_fresh(home):
         await turn_done(app, pilot)
         assert app.conversation.session_id != first
         assert [m.role for m in model.calls[1]] == ["system", "user"]
+
+
+async def test_the_new_command_asks_the_app_for_a_new_session(home):
+    app = make_app(scripted("first answer"))
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        await ask(app, pilot, "one")
+        await turn_done(app, pilot)
+        first = app.conversation.session_id
+        assert app.approver.cancel is app.chat._cancel  # the turn's, handed up by the view
+        await ask(app, pilot, "/new")
+        await wait_for(pilot, lambda: not app.chat.query(ReplyBlock), what="a clear chat")
+        await ready(app, pilot)
+        assert first is not None and app.conversation.session_id is None
 
 
 async def test_a_failing_model_is_shown_not_fatal(home):

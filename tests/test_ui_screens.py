@@ -364,3 +364,75 @@ async def test_keys_are_remapped_from_the_config_and_listed_in_help(home):
         assert app.focused.id != "session-query"
         await pilot.press("ctrl+f")
         assert app.focused.id == "session-query"
+
+
+async def test_download_news_is_handled_once_and_drawn_on_the_models_screen(home, monkeypatch):
+    """A download's progress and its end are posted to the app and handled there once;
+    the app hands them to the models screen (they used to be posted again to the screen,
+    whence they bubbled back to the app)."""
+    import threading
+    from pathlib import Path
+
+    from deskmate.app.llm import download
+    from deskmate.app.ui.messages import DownloadFinished, DownloadProgress
+    from deskmate.app.ui.model_workers import ModelWorkers
+
+    release = threading.Event()
+
+    def pull(spec, progress, cancel):
+        progress(5_000_000, 10_000_000)
+        release.wait(30)
+        return Path("/models/tiny.gguf")
+
+    monkeypatch.setattr(download, "pull", pull)
+    handled = []
+
+    def counting(real):
+        def handler(self, message):
+            handled.append(message)
+            real(self, message)
+        return handler
+
+    for name in ("on_download_progress", "on_download_finished"):
+        monkeypatch.setattr(ModelWorkers, name, counting(getattr(ModelWorkers, name)))
+    posted = []
+    app = make_app(scripted())
+    async with app.run_test(size=(120, 40), message_hook=posted.append) as pilot:
+        await ready(app, pilot)
+        await pilot.press("f4")
+        bar = app.screen.query_one("#download-bar")
+        app.download_model("tiny")
+        await wait_for(pilot, lambda: "5 / 10 MB" in str(
+            app.screen.query_one("#download-label").render()), what="the progress")
+        assert bar.display
+        release.set()
+        await wait_for(pilot, lambda: not bar.display, what="the bar to go")
+        await pilot.pause(0.2)
+        assert "tiny is ready: /models/tiny.gguf" in app.said
+    news = [m for m in posted if isinstance(m, (DownloadProgress, DownloadFinished))]
+    assert [type(m).__name__ for m in news] == ["DownloadProgress", "DownloadProgress",
+                                                "DownloadFinished"]
+    assert handled == news and app.pull is None
+
+
+async def test_server_news_is_handled_once_and_redraws_the_servers_screen(home, monkeypatch):
+    from deskmate.app.ui.app import DeskmateApp as App
+    from deskmate.app.ui.messages import HubChanged
+    from deskmate.app.ui.servers import ServersScreen
+    from deskmate.tools.hub import ServerState
+
+    handled, redrawn = [], []
+    real_handler, real_redraw = App.on_hub_changed, ServersScreen.hub_changed
+    monkeypatch.setattr(App, "on_hub_changed",
+                        lambda self, m: (handled.append(m), real_handler(self, m)))
+    monkeypatch.setattr(ServersScreen, "hub_changed",
+                        lambda self: (redrawn.append(self), real_redraw(self)))
+    app = make_app(scripted())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        app.post_message(HubChanged(ServerState("elsewhere", "ready")))  # on the chat
+        await pilot.press("f3")
+        await pilot.pause()
+        app.post_message(HubChanged(ServerState("toy", "ready")))
+        await pilot.pause(0.3)
+    assert len(handled) == 2 and len(redrawn) == 1

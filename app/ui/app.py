@@ -3,8 +3,11 @@
 Once the first frame is on screen, two workers run side by side (load the model,
 connect the MCP servers); when both are done a third builds the agent. Starting them
 only then keeps their imports (llama_cpp, the MCP SDK) from holding up the first paint.
-Workers post typed messages only, and ``on_worker_state_changed`` is the one place a
-failed worker becomes an error.
+Workers write nothing onto the app: each posts a typed message carrying what it made
+(``ModelReady(model)``, ``HubStarted(hub)``, ``AgentReady(built)``) and the handler takes
+it on, here on the event loop. ``on_worker_state_changed`` is the one place a failed
+worker becomes an error. Screens hear of changes through the hooks below (attributes
+down); widgets ask for things with messages (messages up).
 """
 
 from __future__ import annotations
@@ -14,19 +17,19 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from deskmate.app.config import Config
 from deskmate.app.llm import ChatModel, ModelError, NoModelConfigured, open_model
+from deskmate.app.services.conversation import Conversation
 from deskmate.app.ui.approval import ApprovalScreen, UiApprover
 from deskmate.app.ui.chat import ChatScreen, ChatView
-from deskmate.app.ui.conversation import Conversation
 from deskmate.app.ui.messages import (
     AgentReady,
     ApprovalAsked,
@@ -39,7 +42,27 @@ from deskmate.app.ui.messages import (
 )
 from deskmate.app.ui.model_workers import ModelWorkers
 
+if TYPE_CHECKING:
+    from deskmate.app.agent.factory import AgentRuntime
+    from deskmate.app.ui.help import KeyGroups
+    from deskmate.tools.hub import Hub
+    from deskmate.tools.policy import Decision
+
 ModelFactory = Callable[[Config, str | None], ChatModel]
+
+
+@runtime_checkable
+class FollowsConfig(Protocol):
+    """A screen that redraws when the config, the model or the hub changed."""
+
+    def config_changed(self) -> None: ...
+
+
+@runtime_checkable
+class FollowsHub(Protocol):
+    """A screen that shows the MCP servers' live state (the servers screen)."""
+
+    def hub_changed(self) -> None: ...
 
 
 def _screen(name: str) -> Callable[[], Screen]:
@@ -95,12 +118,13 @@ class DeskmateApp(ModelWorkers, App[None]):
         self.model_spec = model_spec
         self.model_factory = model_factory
         self.model: ChatModel | None = None
-        self.hub: Any = None
+        self.hub: Hub | None = None
         self._hub_ready = False
+        self._builds = 0  # agent builds asked for: only the latest one's is taken on
         self.approver = UiApprover(self.post_message)
         self.conversation = Conversation(config, self.approver, mode=mode, record=record)
         self._approval: ApprovalScreen | None = None
-        self.chat_screen = ChatScreen()
+        self.chat_screen = ChatScreen(self.conversation)
         self.add_mode("chat", lambda: self.chat_screen)
 
     # ---------------------------------------------------------------- start-up
@@ -142,24 +166,38 @@ class DeskmateApp(ModelWorkers, App[None]):
         self.post_message(ModelReady(model, spec))
 
     @work(thread=True, exclusive=True, group="hub", exit_on_error=False)
-    def start_hub(self) -> None:
+    def start_hub(self, old: Hub | None = None) -> None:
+        """Close ``old``, the hub this one replaces, and start the configured servers."""
         from deskmate.app.toolspace import open_hub
 
-        old, self.hub = self.hub, None
         if old is not None:
             old.close()
         hub = open_hub(self.config, on_change=lambda state: self.post_message(HubChanged(state)))
         states = hub.start()
-        # Set before telling: HubStarted builds the agent over self.hub, and on a loaded
-        # machine the message could be handled before a later assignment ran (the agent
-        # then had no tools at all).
-        self.hub = hub
-        self.post_message(HubStarted(states))
+        if get_current_worker().is_cancelled:  # a newer start replaces this hub
+            hub.close()
+            return
+        self.post_message(HubStarted(hub, states))
+
+    def build_agent(self) -> None:
+        """(Re)build the agent over the loaded model and the hub. The old agent is let go
+        now, so no turn starts on it while the new one is built."""
+        if self.model is None:
+            return
+        self._builds += 1
+        self._build_agent(self.model, self.hub, self.conversation.detach(), self._builds)
 
     @work(thread=True, exclusive=True, group="agent", exit_on_error=False)
-    def build_agent(self) -> None:
-        assert self.model is not None
-        self.post_message(AgentReady(self.conversation.build(self.model, self.hub)))
+    def _build_agent(self, model: ChatModel, hub: Hub | None, old: AgentRuntime | None,
+                     build: int) -> None:
+        if old is not None:
+            old.close()
+        self.post_message(AgentReady(self.conversation.prepare(model, hub), build))
+
+    @work(thread=True, group="close", exit_on_error=False)
+    def close_later(self, closable: AgentRuntime | Hub) -> None:
+        """Close what was replaced (stopping a sandbox or servers blocks for a moment)."""
+        closable.close()
 
     def on_model_ready(self, message: ModelReady) -> None:
         if self.model is not None and self.model is not message.model:
@@ -173,11 +211,13 @@ class DeskmateApp(ModelWorkers, App[None]):
         self._tell_screen()
 
     def _tell_screen(self) -> None:
-        changed = getattr(self.screen, "config_changed", None) if self.screen_stack else None
-        if changed is not None:
-            changed()
+        if self.screen_stack and isinstance(self.screen, FollowsConfig):
+            self.screen.config_changed()
 
     def on_hub_started(self, message: HubStarted) -> None:
+        if self.hub is not None and self.hub is not message.hub:
+            self.close_later(self.hub)  # a start that overtook this one's restart
+        self.hub = message.hub
         self._hub_ready = True
         broken = [s for s in message.states if s.status != "ready"]
         for state in broken:
@@ -189,14 +229,20 @@ class DeskmateApp(ModelWorkers, App[None]):
         self._tell_screen()
 
     def on_agent_ready(self, message: AgentReady) -> None:
+        if message.build != self._builds:  # a newer build is on its way: it is the one
+            self.close_later(message.built.runtime)
+            return
+        old = self.conversation.adopt(message.built)
+        if old is not None and old is not message.built.runtime:
+            self.close_later(old)
         tools = len(self.conversation.runtime.catalog) if self.conversation.runtime else 0
         self._set_status(f"{self.model.info.name if self.model else ''} · "
                          f"{self.conversation.active_mode} mode · {tools} tools · ready")
         sandbox = self.conversation.runtime.sandbox if self.conversation.runtime else None
         for view in self.chat_screen.query(ChatView):  # gone when the app is closing
             view.set_sandbox(sandbox.isolation if sandbox is not None else None)
-        if message.warning:
-            self.notify(message.warning, severity="warning", timeout=10)
+        if message.built.warning:
+            self.notify(message.built.warning, severity="warning", timeout=10)
 
     def on_model_failed(self, message: ModelFailed) -> None:
         from deskmate.app.ui.blocks import Notice
@@ -219,21 +265,27 @@ class DeskmateApp(ModelWorkers, App[None]):
         self.chat.set_status(f"loading {message.spec} …")
         self.load_model(message.spec)
 
+    def on_chat_view_new_session_requested(self, _: ChatView.NewSessionRequested) -> None:
+        self.action_new_session()
+
+    def on_chat_view_turn_starting(self, message: ChatView.TurnStarting) -> None:
+        self.approver.cancel = message.cancel  # a cancelled turn denies what it waits for
+
     # ---------------------------------------------------------------- events from workers
 
     def on_approval_asked(self, message: ApprovalAsked) -> None:
         pending = message.pending
 
-        def answered(decision: str | None) -> None:
+        def answered(decision: Decision | None) -> None:
             self._approval = None
             pending.answer(decision or "deny")
 
         self._approval = ApprovalScreen(pending.request)
         self.push_screen(self._approval, answered)
 
-    def on_hub_changed(self, message: HubChanged) -> None:
-        if self.current_mode == "servers" and self.screen_stack:
-            self.screen.post_message(HubChanged(message.state))
+    def on_hub_changed(self, _: HubChanged) -> None:
+        if self.screen_stack and isinstance(self.screen, FollowsHub):
+            self.screen.hub_changed()
 
     def on_config_changed(self, message: ConfigChanged) -> None:
         self.config = message.config
@@ -243,16 +295,18 @@ class DeskmateApp(ModelWorkers, App[None]):
             self.notify(message.note)
         self._tell_screen()
         if message.restart_hub:
+            old, self.hub = self.hub, None
             self._hub_ready = False
-            self.start_hub()
+            self.start_hub(old)
         if message.reload_model:
             self._set_status("loading the model …")
             self.model_spec = None  # the config now names the model to use
             self.load_model(None)
 
     def on_session_resumed(self, message: SessionResumed) -> None:
-        from deskmate.app.ui.conversation import other_model
+        from deskmate.app.services.conversation import other_model
 
+        self.conversation.continue_session(message.resumed)
         self.switch_mode("chat")
         self.chat.show_resumed(message.resumed, message.detail)
         if note := other_model(message.resumed.summary, self.model):
@@ -286,7 +340,7 @@ class DeskmateApp(ModelWorkers, App[None]):
     def action_help(self) -> None:
         from deskmate.app.ui.help import HelpScreen
 
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(key_groups(), self.config.keys))
 
     def action_cancel(self) -> None:
         if self.chat.cancel():
@@ -328,6 +382,24 @@ class DeskmateApp(ModelWorkers, App[None]):
             self.hub.close()
         if self.model is not None:
             self.model.close()
+
+
+def key_groups() -> KeyGroups:
+    """Every binding, grouped by where it works, for the help screen (imported when
+    help is first opened, like the screens themselves)."""
+    from deskmate.app.ui.approval import ApprovalScreen
+    from deskmate.app.ui.finetune import FinetuneScreen
+    from deskmate.app.ui.models import ModelsScreen
+    from deskmate.app.ui.prompt import PromptArea
+    from deskmate.app.ui.servers import ServersScreen
+    from deskmate.app.ui.sessions import SessionsScreen
+    from deskmate.app.ui.task_picker import TaskPickerScreen
+
+    return [("everywhere", DeskmateApp.BINDINGS), ("prompt", PromptArea.BINDINGS),
+            ("approval", ApprovalScreen.BINDINGS), ("sessions", SessionsScreen.BINDINGS),
+            ("servers", ServersScreen.BINDINGS), ("models", ModelsScreen.BINDINGS),
+            ("finetune", FinetuneScreen.BINDINGS),
+            ("finetune tasks", TaskPickerScreen.BINDINGS)]
 
 
 _COMMANDS = [

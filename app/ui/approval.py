@@ -10,7 +10,7 @@ import json
 import threading
 import unicodedata
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,16 +20,20 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
 from deskmate.app.ui.messages import ApprovalAsked, PendingApproval
+from deskmate.tools.policy import ApprovalRequest, Decision
+
+if TYPE_CHECKING:
+    from textual.message import Message
 
 
 class UiApprover:
     """``tools.policy.Approver`` for the app (called from the agent's thread)."""
 
-    def __init__(self, post: Callable[[Any], Any]) -> None:
+    def __init__(self, post: Callable[[Message], object]) -> None:
         self._post = post
         self.cancel: threading.Event = threading.Event()  # the running turn's cancel
 
-    def __call__(self, request: Any) -> str:
+    def __call__(self, request: ApprovalRequest) -> Decision:
         pending = PendingApproval(request)
         self._post(ApprovalAsked(pending))
         while not pending.done.wait(0.1):
@@ -54,7 +58,7 @@ def pretty_arguments(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, indent=2, ensure_ascii=True)  # \uXXXX shows hidden ones
 
 
-class ApprovalScreen(ModalScreen[str]):
+class ApprovalScreen(ModalScreen[Decision]):
     """Allow or deny one tool call. Dismissed with the decision.
 
     | Key | Action |
@@ -73,7 +77,7 @@ class ApprovalScreen(ModalScreen[str]):
         Binding("escape", "decide('deny')", "Deny", show=False),
     ]
 
-    def __init__(self, request: Any) -> None:
+    def __init__(self, request: ApprovalRequest) -> None:
         super().__init__(classes="dialog")
         self.request = request
 
@@ -116,7 +120,7 @@ class ApprovalScreen(ModalScreen[str]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(event.button.id)
+        self.dismiss(cast(Decision, event.button.id))  # the buttons' ids are decisions
 
-    def action_decide(self, decision: str) -> None:
+    def action_decide(self, decision: Decision) -> None:
         self.dismiss(decision)

@@ -1,7 +1,11 @@
 """``ChatScreen`` and ``ChatView``: the conversation with the agent.
 
 A turn runs in a thread worker that iterates ``Conversation.run`` and only posts
-``AgentEventPosted`` messages; the handlers below turn them into transcript blocks.
+``AgentEventPosted`` messages; the handlers below turn them into transcript blocks,
+one per event type (the table in ``_handlers``, as the recorder dispatches the same
+events). The view is handed its conversation; what the app does (a new session, the
+approver's cancel) it asks for with messages.
+
 The model's text streams through ``Markdown.get_stream`` into an anchored scroll view
 and is rendered once in full when the model call ends (not once per token). Old blocks
 are unmounted past ``MAX_BLOCKS``: the full session stays in the store.
@@ -18,7 +22,9 @@ import re
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -35,6 +41,8 @@ from deskmate.app.ui.workers import ReportsWorkers
 
 if TYPE_CHECKING:
     from deskmate.app.agent import events as ev
+    from deskmate.app.services.conversation import Conversation
+    from deskmate.app.store import ResumedSession, SessionDetail
     from deskmate.app.ui.blocks import ActionBlock, FeedbackBar, ReplyBlock
     from deskmate.tools.sandbox import Isolation
 
@@ -57,11 +65,22 @@ class ChatView(ReportsWorkers, Vertical):
             self.spec = spec
             super().__init__()
 
+    class NewSessionRequested(Message):
+        """The user typed ``/new``."""
+
+    class TurnStarting(Message):
+        """A turn is about to run; setting ``cancel`` stops it."""
+
+        def __init__(self, cancel: threading.Event) -> None:
+            self.cancel = cancel
+            super().__init__()
+
     busy: reactive[bool] = reactive(False, init=False)
     """True while a turn runs."""
 
-    def __init__(self) -> None:
+    def __init__(self, conversation: Conversation) -> None:
         super().__init__()
+        self.conversation = conversation
         self._cancel = threading.Event()
         self._reply: ReplyBlock | None = None
         self._stream = None
@@ -96,13 +115,12 @@ class ChatView(ReportsWorkers, Vertical):
                 self.post_message(self.SwitchModel(spec))
             return
         if text == "/new":
-            self.app.action_new_session()  # type: ignore[attr-defined]
+            self.post_message(self.NewSessionRequested())
             return
         if self.busy:
             self.notify("Still working — press Esc to cancel first.", severity="warning")
             return
-        conversation = self.app.conversation  # type: ignore[attr-defined]
-        if conversation.runtime is None:
+        if self.conversation.runtime is None:
             self.notify("No model loaded yet: F4 opens the models, or type /model NAME|PATH.",
                         severity="warning")
             return
@@ -111,9 +129,9 @@ class ChatView(ReportsWorkers, Vertical):
         self.add(UserBlock(text))
         self.busy = True
         self._cancel = threading.Event()
-        self.app.approver.cancel = self._cancel  # type: ignore[attr-defined]
+        self.post_message(self.TurnStarting(self._cancel))
         self.set_status("thinking …")
-        self.run_turn(conversation, text, self._cancel)
+        self.run_turn(self.conversation, text, self._cancel)
 
     def cancel(self) -> bool:
         if self.busy and not self._cancel.is_set():
@@ -123,7 +141,7 @@ class ChatView(ReportsWorkers, Vertical):
         return False
 
     @work(thread=True, exclusive=True, group="turn", exit_on_error=False)
-    def run_turn(self, conversation, text: str, cancel: threading.Event) -> None:
+    def run_turn(self, conversation: Conversation, text: str, cancel: threading.Event) -> None:
         from deskmate.app.agent.events import ModelDelta
 
         pending: list[ModelDelta] = []
@@ -176,7 +194,7 @@ class ChatView(ReportsWorkers, Vertical):
         self._actions.clear()
         self._reply = None
 
-    def show_resumed(self, resumed, detail) -> None:
+    def show_resumed(self, resumed: ResumedSession, detail: SessionDetail) -> None:
         """Redraw a recorded session: questions, tool calls and answers of recent turns."""
         from deskmate.app.ui.blocks import (
             ActionBlock,
@@ -235,17 +253,16 @@ class ChatView(ReportsWorkers, Vertical):
 
     async def on_agent_event_posted(self, message: AgentEventPosted) -> None:
         message.stop()
-        e = message.event
-        handler = getattr(self, f"_on_{type(e).__name__}", None)
+        handler = _handlers().get(type(message.event))
         if handler is not None:
-            await handler(e)
+            await handler(self, message.event)
 
-    async def _on_TurnStarted(self, e: ev.TurnStarted) -> None:
+    async def _turn_started(self, e: ev.TurnStarted) -> None:
         self.turn = e.turn
         self._actions.clear()
         self._denied.clear()
 
-    async def _on_ModelDelta(self, e: ev.ModelDelta) -> None:
+    async def _model_delta(self, e: ev.ModelDelta) -> None:
         from textual.widgets import Markdown
 
         from deskmate.app.ui.blocks import ReplyBlock
@@ -257,7 +274,7 @@ class ChatView(ReportsWorkers, Vertical):
             self._stream = Markdown.get_stream(self._reply)
         await self._stream.write(e.text)
 
-    async def _on_ModelMessage(self, e: ev.ModelMessage) -> None:
+    async def _model_message(self, e: ev.ModelMessage) -> None:
         await self._end_stream()
         if self._reply is not None and self._reply.step == e.step:
             shown = _TOOL_CALL.sub("", e.text).strip()
@@ -272,7 +289,7 @@ class ChatView(ReportsWorkers, Vertical):
         self.set_status(f"step {e.step} · {u.prompt_tokens:,} prompt{reused} · "
                         f"{u.completion_tokens:,} generated{speed}")
 
-    async def _on_CodeAction(self, e: ev.CodeAction) -> None:
+    async def _code_action(self, e: ev.CodeAction) -> None:
         from deskmate.app.ui.blocks import ActionBlock
 
         if self._reply is not None and self._reply.step == e.step:
@@ -287,7 +304,7 @@ class ChatView(ReportsWorkers, Vertical):
         self.add(block)
         block.status = "running"
 
-    async def _on_Observation(self, e: ev.Observation) -> None:
+    async def _observation(self, e: ev.Observation) -> None:
         from deskmate.app.ui.blocks import ActionBlock
 
         status = "ok" if e.status == "ok" else "error"
@@ -300,7 +317,7 @@ class ChatView(ReportsWorkers, Vertical):
         if block is not None:
             block.finish(status, e.content.removeprefix("Output:\n"), e.duration_s)
 
-    async def _on_ToolCallStarted(self, e: ev.ToolCallStarted) -> None:
+    async def _tool_started(self, e: ev.ToolCallStarted) -> None:
         import json
 
         from deskmate.app.ui.blocks import ActionBlock, short_args
@@ -313,24 +330,24 @@ class ChatView(ReportsWorkers, Vertical):
         self.add(block)
         block.status = "running"
 
-    async def _on_ToolApprovalNeeded(self, e: ev.ToolApprovalNeeded) -> None:
+    async def _approval_needed(self, e: ev.ToolApprovalNeeded) -> None:
         if block := self._actions.get(e.call_id):
             block.status = "waiting"
 
-    async def _on_ToolApprovalDecided(self, e: ev.ToolApprovalDecided) -> None:
+    async def _approval_decided(self, e: ev.ToolApprovalDecided) -> None:
         block = self._actions.get(e.call_id)
         if e.decision == "deny":
             self._denied.add(e.call_id)
         elif block is not None:
             block.status = "running"
 
-    async def _on_ToolCallFinished(self, e: ev.ToolCallFinished) -> None:
+    async def _tool_finished(self, e: ev.ToolCallFinished) -> None:
         if block := self._actions.get(e.call_id):
             status = "denied" if e.call_id in self._denied else (
                 "error" if e.is_error else "ok")
             block.finish(status, e.result, e.duration_s)
 
-    async def _on_FinalAnswer(self, e: ev.FinalAnswer) -> None:
+    async def _final_answer(self, e: ev.FinalAnswer) -> None:
         from deskmate.app.ui.blocks import FeedbackBar, ReplyBlock
 
         await self._end_stream()
@@ -341,7 +358,7 @@ class ChatView(ReportsWorkers, Vertical):
         self._reply.add_class("answer")
         self.add(FeedbackBar(self.turn))
 
-    async def _on_TurnFinished(self, e: ev.TurnFinished) -> None:
+    async def _turn_finished(self, e: ev.TurnFinished) -> None:
         from deskmate.app.ui.blocks import Notice
 
         await self._end_stream()
@@ -358,7 +375,7 @@ class ChatView(ReportsWorkers, Vertical):
             f"{e.prompt_tokens:,} prompt · {e.completion_tokens:,} generated · "
             f"{e.wall_s:.1f} s")
 
-    async def _on_AgentError(self, e: ev.AgentError) -> None:
+    async def _error(self, e: ev.AgentError) -> None:
         from deskmate.app.ui.blocks import Notice
 
         self.add(Notice(f"**{e.kind} error:** {e.message}", "error"))
@@ -371,10 +388,10 @@ class ChatView(ReportsWorkers, Vertical):
 
     def on_feedback_bar_rated(self, event: FeedbackBar.Rated) -> None:
         event.stop()
-        self.store_rating(self.app.conversation, event.turn, event.up)  # type: ignore
+        self.store_rating(self.conversation, event.turn, event.up)
 
     @work(thread=True, group="store", exit_on_error=False)
-    def store_rating(self, conversation, turn: int, up: bool) -> None:
+    def store_rating(self, conversation: Conversation, turn: int, up: bool) -> None:
         conversation.rate(turn, up)
         self.post_message(FeedbackStored(turn, 1 if up else -1))
 
@@ -392,10 +409,36 @@ class ChatView(ReportsWorkers, Vertical):
             await stream.stop()
 
 
+@cache
+def _handlers() -> dict[type, Callable[[ChatView, Any], Awaitable[None]]]:
+    """What each agent event does to the transcript (built at the first event: the
+    events module loads with the first turn). Events not here change nothing shown."""
+    from deskmate.app.agent import events as ev
+
+    return {
+        ev.TurnStarted: ChatView._turn_started,
+        ev.ModelDelta: ChatView._model_delta,
+        ev.ModelMessage: ChatView._model_message,
+        ev.CodeAction: ChatView._code_action,
+        ev.Observation: ChatView._observation,
+        ev.ToolCallStarted: ChatView._tool_started,
+        ev.ToolApprovalNeeded: ChatView._approval_needed,
+        ev.ToolApprovalDecided: ChatView._approval_decided,
+        ev.ToolCallFinished: ChatView._tool_finished,
+        ev.FinalAnswer: ChatView._final_answer,
+        ev.TurnFinished: ChatView._turn_finished,
+        ev.AgentError: ChatView._error,
+    }
+
+
 class ChatScreen(Screen):
     """The main screen: the chat."""
 
+    def __init__(self, conversation: Conversation) -> None:
+        super().__init__()
+        self.conversation = conversation
+
     def compose(self) -> ComposeResult:
         yield Header()
-        yield ChatView()
+        yield ChatView(self.conversation)
         yield Footer()

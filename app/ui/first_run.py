@@ -11,6 +11,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from deskmate.app.llm.registry import recommended, registry
+from deskmate.app.ui.model_workers import ModelWorkers
 
 
 class FirstRunScreen(ModalScreen[str | None]):
@@ -44,7 +45,7 @@ class FirstRunScreen(ModalScreen[str | None]):
         self.dismiss(event.option.id)
 
 
-def first_run_choice(app, choice: str | None) -> None:
+def first_run_choice(app: ModelWorkers, choice: str | None) -> None:
     """Act on the dialog's answer (after it is gone, so a follow-up dialog can open)."""
     if choice == "download":
         app.switch_mode("models")

@@ -1,53 +1,56 @@
-"""The help screen: every key binding of the app, as the config has remapped them."""
+"""The help screen: every key binding of the app, as the config has remapped them.
+
+The app hands the screen its bindings, grouped by where they work (``KeyGroups``), so
+this module imports no screen (and the app, which imports them, is not imported here).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from deskmate.app.config import KeysConfig
 
-def key_rows(app) -> list[tuple[str, str, str, str]]:
+KeyGroups = Sequence[tuple[str, Sequence[BindingType]]]
+"""(where, bindings) pairs, e.g. ("sessions", SessionsScreen.BINDINGS)."""
+
+# Keys handled in code rather than by a binding.
+_UNBOUND = [("prompt", "enter", "Send", ""),
+            ("prompt", "up / down", "Previous / next prompt", ""),
+            ("everywhere", "ctrl+p", "Command palette: every action by name", "")]
+
+
+def key_rows(groups: KeyGroups, keys: KeysConfig) -> list[tuple[str, str, str, str]]:
     """(where, keys, what, config name) for every binding, ``[keys]`` overrides applied."""
-    from deskmate.app.ui.app import DeskmateApp
-    from deskmate.app.ui.approval import ApprovalScreen
-    from deskmate.app.ui.finetune import FinetuneScreen
-    from deskmate.app.ui.models import ModelsScreen
-    from deskmate.app.ui.prompt import PromptArea
-    from deskmate.app.ui.servers import ServersScreen
-    from deskmate.app.ui.sessions import SessionsScreen
-    from deskmate.app.ui.task_picker import TaskPickerScreen
-
-    remappable = dataclasses.asdict(app.config.keys)
+    remappable = dataclasses.asdict(keys)
     keymap = {k: v for k, v in remappable.items() if v}
     rows = []
-    groups = [("everywhere", DeskmateApp.BINDINGS), ("prompt", PromptArea.BINDINGS),
-              ("approval", ApprovalScreen.BINDINGS), ("sessions", SessionsScreen.BINDINGS),
-              ("servers", ServersScreen.BINDINGS), ("models", ModelsScreen.BINDINGS),
-              ("finetune", FinetuneScreen.BINDINGS),
-              ("finetune tasks", TaskPickerScreen.BINDINGS)]
     for where, bindings in groups:
         for b in bindings:
             assert isinstance(b, Binding)
-            keys = keymap.get(b.id or "", b.key) if b.id else b.key
+            shown = keymap.get(b.id or "", b.key) if b.id else b.key
             name = b.id if b.id in remappable else ""
-            rows.append((where, keys, b.description or b.action, name))
-    rows.append(("prompt", "enter", "Send", ""))
-    rows.append(("prompt", "up / down", "Previous / next prompt", ""))
-    rows.append(("everywhere", "ctrl+p", "Command palette: every action by name", ""))
-    return rows
+            rows.append((where, shown, b.description or b.action, name or ""))
+    return rows + _UNBOUND
 
 
 class HelpScreen(ModalScreen[None]):
     """Keys, grouped by where they work. Escape closes."""
 
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
+
+    def __init__(self, groups: KeyGroups, keys: KeysConfig) -> None:
+        super().__init__()
+        self.groups = groups
+        self.keys = keys
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog-box", id="help"):
@@ -58,5 +61,5 @@ class HelpScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("where", "keys", "what", "config name")
-        for row in key_rows(self.app):
+        for row in key_rows(self.groups, self.keys):
             table.add_row(*(Text(cell) for cell in row))

@@ -1,20 +1,26 @@
 """Typed messages that thread workers post to the UI (they never touch widgets).
 
-Workers hold no widget references: they post one of these to the app (or to the
-screen that started them) and the handler, on the event loop, updates the widgets.
+Workers hold no widget references and write nothing onto the app: each posts one of
+these to the app (or to the screen that started it), carrying what it made (a model, a
+hub, an agent), and the handler, on the event loop, takes it on and updates the widgets.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 if TYPE_CHECKING:  # the agent's events load with the first turn, not at start-up
     from deskmate.app.agent.events import AgentEvent
+    from deskmate.app.config import Config
     from deskmate.app.llm.base import ChatModel
+    from deskmate.app.services.conversation import BuiltAgent
+    from deskmate.app.store import ResumedSession, SessionDetail
+    from deskmate.tools.hub import Hub, ServerState
+    from deskmate.tools.policy import ApprovalRequest, Decision
 
 
 class ModelReady(Message):
@@ -32,10 +38,11 @@ class ModelFailed(Message):
 
 
 class AgentReady(Message):
-    """An agent runtime was built (after a model load, a resume or a server change)."""
+    """An agent was built (after a model load, a resume or a server change)."""
 
-    def __init__(self, warning: str = "") -> None:
-        self.warning = warning  # e.g. the sandbox is unavailable and eager mode is used
+    def __init__(self, built: BuiltAgent, build: int) -> None:
+        self.built = built  # its warning: e.g. the sandbox is unavailable, eager mode used
+        self.build = build  # which request made it: only the latest one is taken on
         super().__init__()
 
 
@@ -55,11 +62,11 @@ class TurnEnded(Message):
 class PendingApproval:
     """A question from the agent's thread; ``answer`` unblocks it."""
 
-    request: Any  # tools.policy.ApprovalRequest
-    decision: str = "deny"
+    request: ApprovalRequest
+    decision: Decision = "deny"
     done: threading.Event = field(default_factory=threading.Event)
 
-    def answer(self, decision: str) -> None:
+    def answer(self, decision: Decision) -> None:
         self.decision = decision
         self.done.set()
 
@@ -73,13 +80,16 @@ class ApprovalAsked(Message):
 class HubChanged(Message):
     """A server's state changed (posted from the hub's own thread)."""
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: ServerState) -> None:
         self.state = state
         super().__init__()
 
 
 class HubStarted(Message):
-    def __init__(self, states: list[Any]) -> None:
+    """The MCP hub is up: every enabled server answered or failed."""
+
+    def __init__(self, hub: Hub, states: list[ServerState]) -> None:
+        self.hub = hub
         self.states = states
         super().__init__()
 
@@ -87,7 +97,7 @@ class HubStarted(Message):
 class ConfigChanged(Message):
     """The config file was rewritten; ``restart_hub`` when servers changed."""
 
-    def __init__(self, config: Any, note: str = "", restart_hub: bool = False,
+    def __init__(self, config: Config, note: str = "", restart_hub: bool = False,
                  reload_model: bool = False) -> None:
         self.config = config
         self.note = note
@@ -97,9 +107,9 @@ class ConfigChanged(Message):
 
 
 class SessionResumed(Message):
-    def __init__(self, resumed: Any, detail: Any) -> None:
-        self.resumed = resumed  # app.store.ResumedSession
-        self.detail = detail  # app.store.SessionDetail, to redraw the transcript
+    def __init__(self, resumed: ResumedSession, detail: SessionDetail) -> None:
+        self.resumed = resumed
+        self.detail = detail  # to redraw the transcript
         super().__init__()
 
 
@@ -111,21 +121,25 @@ class DownloadProgress(Message):
         super().__init__()
 
 
+@dataclass(frozen=True, eq=False)
+class Pull:
+    """One model download: what, whether to use it after, and its cancel switch."""
+
+    spec: str
+    use_after: bool = False
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+
 class DownloadFinished(Message):
-    def __init__(self, spec: str, path: str = "", error: str = "") -> None:
-        self.spec = spec
+    def __init__(self, pull: Pull, path: str = "", error: str = "") -> None:
+        self.pull = pull
         self.path = path
         self.error = error
         super().__init__()
 
-
-class FinetuneProgress(Message):
-    """One line of a training run's progress (see app/ui/finetune.py)."""
-
-    def __init__(self, data: dict[str, Any], run_id: int) -> None:
-        self.data = data  # the JSON object, or {"event": "text", "message": line}
-        self.run_id = run_id
-        super().__init__()
+    @property
+    def spec(self) -> str:
+        return self.pull.spec
 
 
 class FeedbackStored(Message):

@@ -7,7 +7,7 @@ message back; the screen only draws what arrives.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -21,6 +21,11 @@ from deskmate.app.ui.dialogs import AskScreen, ConfirmScreen
 from deskmate.app.ui.messages import SessionResumed
 from deskmate.app.ui.tables import TableScreen
 from deskmate.app.ui.workers import post_fresh
+
+if TYPE_CHECKING:
+    from deskmate.app.llm.base import ChatModel
+    from deskmate.app.services.conversation import Conversation
+    from deskmate.app.store import Database
 
 PREVIEW_CHARS = 6000
 LIST_LIMIT = 500
@@ -101,8 +106,7 @@ class SessionsScreen(TableScreen):
         from deskmate.app.store import get_summary, list_sessions, open_db, search
         from deskmate.app.store.export import when
 
-        db = open_db()
-        try:
+        with open_db() as db:
             if query:
                 seen: dict[str, Any] = {}
                 for hit in search(db, query, limit=100):
@@ -116,8 +120,6 @@ class SessionsScreen(TableScreen):
                 rows = [(s.id, when(s.updated_at), s.title or "(untitled)", s.model,
                          str(s.turns), {1: "▲", -1: "▼"}.get(s.rating or 0, ""))
                         for s in list_sessions(db, limit=LIST_LIMIT)]
-        finally:
-            db.conn.close()
         post_fresh(self, self.Listed(rows, query))
 
     @work(thread=True, exclusive=True, group="sessions-preview", exit_on_error=False)
@@ -125,30 +127,27 @@ class SessionsScreen(TableScreen):
         from deskmate.app.store import get_session, open_db
         from deskmate.app.store.export import session_markdown
 
-        db = open_db()
-        try:
+        with open_db() as db:
             text = session_markdown(get_session(db, session_id))
-        finally:
-            db.conn.close()
         if len(text) > PREVIEW_CHARS:
             text = text[:PREVIEW_CHARS] + "\n\n… (export the session for the rest)"
         self.post_message(self.Previewed(session_id, text))
 
     @work(thread=True, exclusive=True, group="sessions-change", exit_on_error=False)
-    def resume_session(self, session_id: str) -> None:
+    def resume_session(self, conversation: Conversation, session_id: str,
+                       model: ChatModel | None) -> None:
+        """Read the session; the app goes on with it when ``SessionResumed`` arrives."""
         from deskmate.app.store import get_session
 
-        app: Any = self.app
-        resumed = app.conversation.resume(session_id, app.model)
-        detail = get_session(app.conversation.db, resumed.summary.id)
-        app.post_message(SessionResumed(resumed, detail))
+        resumed = conversation.load_session(session_id, model)
+        detail = get_session(conversation.db, resumed.summary.id)
+        self.app.post_message(SessionResumed(resumed, detail))
 
     @work(thread=True, exclusive=True, group="sessions-change", exit_on_error=False)
     def change(self, what: str, session_id: str, value: str = "") -> None:
         from deskmate.app.store import delete_session, open_db, rename_session
 
-        db = open_db()
-        try:
+        with open_db() as db:
             if what == "rename":
                 rename_session(db, session_id, value)
                 note = f"renamed to {value}"
@@ -158,8 +157,6 @@ class SessionsScreen(TableScreen):
                 return
             else:
                 note = export(db, session_id, Path(value).expanduser())
-        finally:
-            db.conn.close()
         self.post_message(self.Changed(note))
 
     # ---------------------------------------------------------------- handlers
@@ -209,7 +206,7 @@ class SessionsScreen(TableScreen):
         if app.chat.busy:
             self.notify("A turn is running: Esc cancels it first.", severity="warning")
             return
-        self.resume_session(sid)
+        self.resume_session(app.conversation, sid, app.model)
 
     def action_rename(self) -> None:
         if (sid := self.selected) is None:
@@ -246,7 +243,7 @@ class SessionsScreen(TableScreen):
                       value=f"deskmate-{sid[:8]}.jsonl"), chosen)
 
 
-def export(db: Any, session_id: str, path: Path) -> str:
+def export(db: Database, session_id: str, path: Path) -> str:
     from deskmate.app.files import atomic_writer
     from deskmate.app.store.export import export_jsonl, export_markdown
 
