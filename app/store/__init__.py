@@ -1,9 +1,12 @@
-"""Sessions in SQLite: the recorder, reads, search, resume and export.
+"""Sessions in SQLite: the recorder, reads, search, resume and export; and the tables
+of the learning loop. Every SQL statement of deskmate is in this package.
 
 The modules, each with one job: ``schema`` (the ordered migrations), ``migrate``
 (applying them, with a backup), ``db`` (opening the file), ``recorder`` (agent events
-→ rows), ``sessions`` (read, rename, rate, delete, resume), ``fts`` (search), ``export``
-(JSONL, Markdown), ``records`` (the typed results).
+→ rows), ``sessions`` (read, rename, rate, delete, resume; the tool calls training may
+replay), ``fts`` (search), ``export`` (JSONL, Markdown), ``tasks`` (training and eval
+tasks, versioned rubrics, the user's task choices), ``runs`` (finetune and eval runs,
+adapters), ``evals`` (per-task eval results), ``records`` (the typed results).
 """
 
 from deskmate.app.store.db import Database, db_path, open_db, transaction

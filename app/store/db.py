@@ -27,7 +27,7 @@ BUSY_TIMEOUT_MS = 10_000
 @dataclass(frozen=True)
 class Database:
     """An open sessions database: one connection in autocommit mode, written to only
-    inside ``transaction``.
+    inside ``transaction``. ``with open_db() as db:`` closes it at the end of the block.
 
     Our own few lines rather than sqlite_utils.Database, whose import pulls in pandas
     (seconds at start-up) for features the store does not use.
@@ -41,6 +41,12 @@ class Database:
 
     def close(self) -> None:
         self.conn.close()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def db_path() -> Path:

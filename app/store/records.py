@@ -152,3 +152,59 @@ class ResumedSession:
     @property
     def has_kv_state(self) -> bool:
         return self.kv_state_path.exists()
+
+
+# ---------------------------------------------------------------- learning (finetune, eval)
+
+
+@dataclass(frozen=True)
+class RatedTurn:
+    """A turn of the user's own sessions (not an eval's or a finetune's), with its ratings:
+    what session tasks for training are chosen from."""
+
+    session_id: str
+    turn: int
+    prompt: str  # the user's message
+    answer: str | None  # the final answer, None when the turn gave none
+    turn_rating: int | None  # 1 up, -1 down, None unrated
+    session_rating: int | None  # the whole session's rating (feedback turn 0)
+
+
+@dataclass(frozen=True)
+class StoredTask:
+    """A ``tasks`` row with its newest rubric."""
+
+    id: int
+    prompt: str
+    source: str  # session, generated, suite, user
+    split: str  # train or heldout
+    session_id: str | None
+    checks: dict[str, Any]
+    metadata: dict[str, Any]
+    criteria: str | None  # the newest rubric's criteria as stored (JSON text); None: none
+
+
+@dataclass(frozen=True)
+class FinetuneRunRow:
+    """A finetune ``runs`` row with its newest adapter."""
+
+    id: int
+    status: str  # running, finished, failed, interrupted
+    started_at: float
+    log_path: str | None  # the run's progress.jsonl
+    config: dict[str, Any]  # the run's spec ({} when the column does not parse)
+    adapter_path: str | None  # the newest exported adapter, None before there is one
+    adapter_active: bool  # that adapter is the one being served
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """A tool call that really ran in a session (not denied, finished) and its answer,
+    which training may replay for the same ``(server, tool, arguments)``."""
+
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    result: str
+    structured: Any
+    is_error: bool

@@ -1,4 +1,4 @@
-"""Reading, rating, deleting and resuming recorded sessions."""
+"""Reading, rating, deleting and resuming recorded sessions; the tool calls they ran."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from deskmate.app.store.records import (
     ErrorRecord,
     FeedbackRecord,
     MessageRecord,
+    RecordedCall,
     ResumedSession,
     SessionDetail,
     SessionSummary,
@@ -206,3 +207,21 @@ def rate(db: Database, session_id: str, rating: Literal["up", "down"] | int,
                      "created_at = excluded.created_at",
                      (session_id, turn, value, comment, now))
     return session_id
+
+
+def recorded_calls(db: Database) -> list[RecordedCall]:
+    """Every tool call that really ran in the sessions (finished, with a result, not
+    denied), oldest first; a call whose JSON does not parse is left out."""
+    rows = db.execute(
+        "SELECT server, tool, arguments, result, structured, is_error FROM tool_calls "
+        "WHERE result IS NOT NULL AND coalesce(approval, '') != 'deny' "
+        "AND finished_at IS NOT NULL ORDER BY started_at").fetchall()
+    out = []
+    for server, tool, arguments, result, structured, is_error in rows:
+        try:
+            args = json.loads(arguments or "{}")
+            value = json.loads(structured) if structured else None
+        except ValueError:
+            continue
+        out.append(RecordedCall(server, tool, args, result, value, bool(is_error)))
+    return out
