@@ -12,21 +12,27 @@ an ``eval`` run with one ``eval_results`` row per task, so the two line up on ``
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deskmate.finetune.environment import EnvironmentFor, run_in
 from deskmate.finetune.judge import Judge
+from deskmate.finetune.progress import Emit, Heldout
 from deskmate.finetune.rollout import RolloutSettings
 from deskmate.finetune.tasks import TrainTask
+
+if TYPE_CHECKING:
+    from deskmate.app.llm.base import ChatModel
+    from deskmate.app.store.db import Database
+    from deskmate.finetune.spec import RunSpec
 
 EVAL_TEMPERATURE = 0.0  # greedy: the difference should come from the adapter, not luck
 
 
-def evaluate_heldout(db: Any, spec: Any, tasks: Sequence[TrainTask], judge: Judge,
+def evaluate_heldout(db: Database, spec: RunSpec, tasks: Sequence[TrainTask], judge: Judge,
                      environment: EnvironmentFor, adapter: Path, adapter_id: int,
-                     emit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+                     emit: Emit) -> dict[str, Any]:
     from deskmate.app.llm.llamacpp import LlamaCppModel
 
     settings = RolloutSettings.of(spec.mode, spec.config(), temperature=EVAL_TEMPERATURE)
@@ -35,8 +41,9 @@ def evaluate_heldout(db: Any, spec: Any, tasks: Sequence[TrainTask], judge: Judg
         model = LlamaCppModel(spec.serving_gguf, context=8192, seed=0, adapter=adapter_path)
         used = adapter_id if adapter_path else None
         try:
-            if spec.tasks.startswith("suite:"):
-                run_id, mean = _evaluate_suite(db, spec, which, used, model, tasks, settings)
+            if (suite := spec.source.suite) is not None:
+                run_id, mean = _evaluate_suite(db, spec, suite, which, used, model, tasks,
+                                               settings)
             else:
                 run_id, mean = _evaluate(db, spec, which, used, model, tasks, judge,
                                          environment, settings)
@@ -44,37 +51,36 @@ def evaluate_heldout(db: Any, spec: Any, tasks: Sequence[TrainTask], judge: Judg
             model.close()
         mean = None if mean is None else round(mean, 4)
         out[which] = {"eval_run": run_id, "reward_mean": mean}
-        emit({"event": "heldout", "which": which, "eval_run": run_id, "reward_mean": mean,
-              "tasks": len(tasks)})
+        emit(Heldout(which=which, eval_run=run_id, reward_mean=mean, tasks=len(tasks)))
     return out
 
 
-def _evaluate_suite(db: Any, spec: Any, which: str, adapter_id: int | None, model: Any,
-                    tasks: Sequence[TrainTask], settings: RolloutSettings
-                    ) -> tuple[int, float | None]:
+def _evaluate_suite(db: Database, spec: RunSpec, suite_dir: Path, which: str,
+                    adapter_id: int | None, model: ChatModel, tasks: Sequence[TrainTask],
+                    settings: RolloutSettings) -> tuple[int, float | None]:
     """The harness's run, and the mean of its check scores (None: rubric-only tasks)."""
-    from deskmate.app.store.db import transaction
+    from deskmate.app.store.evals import tie_to_finetune_run
     from deskmate.finetune.eval import EvalSettings, load_suite, run_eval
     from deskmate.finetune.eval.workspace import bin_folders
 
-    suite = load_suite(Path(spec.tasks.removeprefix("suite:")))
+    suite = load_suite(suite_dir)
     chosen = [suite.tasks[t.metadata["task"]] for t in tasks]
     outcome = run_eval(suite, chosen, lambda task, mode: model,
                        EvalSettings(modes=(settings.mode,), limits=settings.limits,
                                     bins=tuple(bin_folders())),
                        db=db, model_name=spec.serving_gguf)
-    with transaction(db) as conn:  # tie the harness's run to this finetune run
-        conn.execute("UPDATE runs SET config = json_set(config, '$.finetune_run', ?, "
-                     "'$.which', ?) WHERE id = ?", (spec.run_id, which, outcome.run_id))
-        conn.execute("UPDATE eval_results SET adapter_id = ? WHERE run_id = ?",
-                     (adapter_id, outcome.run_id))
+    assert outcome.run_id is not None  # given a db, run_eval records its run
+    # tie the harness's run to this finetune run
+    tie_to_finetune_run(db, outcome.run_id, finetune_run=spec.run_id, which=which,
+                        adapter_id=adapter_id)
     return outcome.run_id, outcome.summary["modes"][settings.mode]["mean_score"]
 
 
-def _evaluate(db: Any, spec: Any, which: str, adapter_id: int | None, model: Any,
-              tasks: Sequence[TrainTask], judge: Judge, environment: EnvironmentFor,
+def _evaluate(db: Database, spec: RunSpec, which: str, adapter_id: int | None,
+              model: ChatModel, tasks: Sequence[TrainTask], judge: Judge,
+              environment: EnvironmentFor,
               settings: RolloutSettings) -> tuple[int, float]:
-    from deskmate.app.store.db import transaction
+    from deskmate.app.store.evals import EvalResult, add_result
     from deskmate.finetune.eval.record import finish_run, start_run
 
     run_id = start_run(db, model=spec.serving_gguf, config={
@@ -88,14 +94,11 @@ def _evaluate(db: Any, spec: Any, which: str, adapter_id: int | None, model: Any
                    "criteria": list(scored.criteria), "checks": scored.checks}
         if rollout.error:
             details["error"] = rollout.error
-        with transaction(db) as conn:
-            conn.execute(
-                "INSERT INTO eval_results (run_id, task_id, mode, adapter_id, success, score, "
-                "model_calls, tool_calls, wall_s, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, task.id, settings.mode, adapter_id,
-                 None if scored.checks is None else int(scored.checks == 1.0), scored.reward,
-                 len([m for m in rollout.transcript if m.role == "assistant"]),
-                 rollout.tool_calls, rollout.wall_s, json.dumps(details)))
+        add_result(db, EvalResult(
+            run_id, task.id, settings.mode,
+            None if scored.checks is None else scored.checks == 1.0, scored.reward,
+            len([m for m in rollout.transcript if m.role == "assistant"]),
+            rollout.tool_calls, rollout.wall_s, json.dumps(details), adapter_id=adapter_id))
     mean = sum(rewards) / len(rewards) if rewards else 0.0
     finish_run(db, run_id, status="finished", metrics={"reward_mean": mean,
                                                        "tasks": len(tasks)})

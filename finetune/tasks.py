@@ -20,11 +20,10 @@ import difflib
 import hashlib
 import json
 import re
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deskmate.app.llm.base import ChatMessage, ChatModel, GenerationParams, complete
 from deskmate.finetune.rubrics import (
@@ -34,6 +33,9 @@ from deskmate.finetune.rubrics import (
     criteria_from_json,
     criteria_to_json,
 )
+
+if TYPE_CHECKING:
+    from deskmate.app.store.db import Database
 
 NEAR_DUPLICATE = 0.92  # difflib ratio of normalised prompts above which two are one task
 
@@ -77,57 +79,40 @@ def dedup(tasks: Iterable[TrainTask]) -> list[TrainTask]:
 
 # ---------------------------------------------------------------- sources
 
-_SESSION_TURNS = """
-SELECT t.session_id, t.turn, t.user_message, t.final_answer,
-       ft.rating AS turn_rating, fs.rating AS session_rating
-FROM turns t JOIN sessions s ON s.id = t.session_id
-LEFT JOIN feedback ft ON ft.session_id = t.session_id AND ft.turn = t.turn
-LEFT JOIN feedback fs ON fs.session_id = t.session_id AND fs.turn = 0
-WHERE s.title NOT LIKE 'eval %' AND s.title NOT LIKE 'finetune %'
-ORDER BY t.started_at
-"""
-
-
-def from_sessions(db: Any, *, rated_only: bool = False,
+def from_sessions(db: Database, *, rated_only: bool = False,
                   with_excluded: bool = False) -> list[TrainTask]:
     """The session tasks; those the user excluded are left out, or with
     ``with_excluded`` kept and marked (``metadata["excluded"]``) for a picker to show."""
+    from deskmate.app.store.tasks import rated_turns, task_choices
+
     out = []
     choices = task_choices(db)
-    for session_id, turn, prompt, answer, turn_rating, session_rating in \
-            db.execute(_SESSION_TURNS).fetchall():
-        rating = turn_rating if turn_rating is not None else session_rating
-        if rating == -1 or (rating != 1 and (rated_only or not answer)):
+    for t in rated_turns(db):
+        rating = t.turn_rating if t.turn_rating is not None else t.session_rating
+        if rating == -1 or (rating != 1 and (rated_only or not t.answer)):
             continue
-        excluded = choices.get(task_key(prompt)) is False
+        excluded = choices.get(task_key(t.prompt)) is False
         if excluded and not with_excluded:
             continue
         criteria = [Criterion("task_fulfillment", "The final answer does what the user asked",
                               2.0)]
-        if answer:
+        if t.answer:
             criteria.append(Criterion(
                 "task_fulfillment", "The final answer agrees with this answer the user "
-                f"accepted: {answer.strip()[:300]}", 1.0))
-        out.append(TrainTask(prompt, "session", Rubric(tuple(criteria)), session_id=session_id,
-                             metadata={"turn": turn, "rated": rating == 1,
+                f"accepted: {t.answer.strip()[:300]}", 1.0))
+        out.append(TrainTask(t.prompt, "session", Rubric(tuple(criteria)),
+                             session_id=t.session_id,
+                             metadata={"turn": t.turn, "rated": rating == 1,
                                        **({"excluded": True} if excluded else {})}))
     return dedup(out)
 
 
-def task_choices(db: Any) -> dict[str, bool]:
-    """The user's choices: task key → included."""
-    return {key: bool(included) for key, included in
-            db.execute("SELECT key, included FROM task_choices").fetchall()}
+def choose_task(db: Database, key: str, included: bool) -> None:
+    """Include or exclude the session task ``key`` from finetuning (kept across runs;
+    ``from_sessions`` reads the choice)."""
+    from deskmate.app.store.tasks import set_task_choice
 
-
-def choose_task(db: Any, key: str, included: bool) -> None:
-    """Include or exclude the session task ``key`` from finetuning (kept across runs)."""
-    from deskmate.app.store.db import transaction
-
-    with transaction(db) as conn:
-        conn.execute("INSERT INTO task_choices (key, included, updated_at) VALUES (?, ?, ?) "
-                     "ON CONFLICT(key) DO UPDATE SET included = excluded.included, "
-                     "updated_at = excluded.updated_at", (key, int(included), time.time()))
+    set_task_choice(db, key, included)
 
 
 def from_suite(path: Path) -> list[TrainTask]:
@@ -188,54 +173,30 @@ def split_heldout(tasks: Sequence[TrainTask], fraction: float, seed: int = 0
 # ---------------------------------------------------------------- SQLite
 
 
-def save_tasks(db: Any, tasks: Sequence[TrainTask], created_by: str = "judge"
+def save_tasks(db: Database, tasks: Sequence[TrainTask], created_by: str = "judge"
                ) -> list[TrainTask]:
     """Store new tasks (a task with the same key and source is reused) and their rubrics."""
-    from deskmate.app.store.db import transaction
+    from deskmate.app.store import tasks as stored
 
-    out = []
-    with transaction(db) as conn:
-        for task in tasks:
-            row = conn.execute("SELECT id FROM tasks WHERE source = ? AND "
-                               "json_extract(metadata, '$.key') = ? ORDER BY id DESC LIMIT 1",
-                               (task.source, task.key)).fetchone()
-            checks = json.dumps(task.rubric.checks.as_dict())
-            if row:
-                task_id = int(row[0])
-                conn.execute("UPDATE tasks SET split = ?, checks = ? WHERE id = ?",
-                             (task.split, checks, task_id))
-            else:
-                task_id = int(conn.execute(
-                    "INSERT INTO tasks (source, session_id, prompt, split, checks, metadata, "
-                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (task.source, task.session_id, task.prompt, task.split, checks,
-                     json.dumps({**task.metadata, "key": task.key}), time.time())).lastrowid)
-            criteria = criteria_to_json(task.rubric.criteria)
-            latest = conn.execute("SELECT version, criteria FROM rubrics WHERE task_id = ? "
-                                  "ORDER BY version DESC LIMIT 1", (task_id,)).fetchone()
-            if latest is None or latest[1] != criteria:
-                conn.execute("INSERT INTO rubrics (task_id, version, criteria, created_by, "
-                             "created_at) VALUES (?, ?, ?, ?, ?)",
-                             (task_id, (latest[0] + 1) if latest else 1, criteria, created_by,
-                              time.time()))
-            out.append(replace(task, id=task_id))
-    return out
+    ids = stored.save_tasks(db, [stored.NewTask(
+        task.source, task.prompt, task.split, json.dumps(task.rubric.checks.as_dict()),
+        json.dumps({**task.metadata, "key": task.key}), criteria_to_json(task.rubric.criteria),
+        task.session_id, task.key) for task in tasks], created_by)
+    return [replace(task, id=task_id) for task, task_id in zip(tasks, ids, strict=True)]
 
 
-def load_tasks(db: Any, ids: Iterable[int]) -> list[TrainTask]:
+def load_tasks(db: Database, ids: Iterable[int]) -> list[TrainTask]:
     """Stored tasks with their newest rubric, in the order of ``ids``."""
+    from deskmate.app.store.tasks import load_task
+
     out = []
     for task_id in ids:
-        row = db.execute(
-            "SELECT t.prompt, t.source, t.split, t.session_id, t.checks, t.metadata, "
-            "(SELECT criteria FROM rubrics r WHERE r.task_id = t.id ORDER BY version DESC "
-            "LIMIT 1) FROM tasks t WHERE t.id = ?", [task_id]).fetchone()
+        row = load_task(db, task_id)
         if row is None:
             raise KeyError(f"no task {task_id} in the database")
-        prompt, source, split, session_id, checks, metadata, criteria = row
-        meta = json.loads(metadata or "{}")
+        meta = dict(row.metadata)
         meta.pop("key", None)
-        out.append(TrainTask(prompt, source, Rubric(criteria_from_json(criteria),
-                                                    Checks.from_dict(json.loads(checks or "{}"))),
-                             split, session_id, meta, task_id))
+        rubric = Rubric(criteria_from_json(row.criteria), Checks.from_dict(row.checks))
+        out.append(TrainTask(row.prompt, row.source, rubric, row.split, row.session_id, meta,
+                             task_id))
     return out

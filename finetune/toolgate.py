@@ -20,11 +20,15 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deskmate.tools.hub.results import ContentItem, ToolCallError, ToolResult
 from deskmate.tools.policy import ApprovalRequest, Policy, Verdict
 from deskmate.tools.spec import ToolSpec
+
+if TYPE_CHECKING:
+    from deskmate.app.store.db import Database
+    from deskmate.tools.hub import Hub, ServerState
 
 
 class TrainingRefusal(ToolCallError):
@@ -43,21 +47,13 @@ class Recorded:
     is_error: bool
 
 
-def recorded_results(db: Any) -> dict[str, Recorded]:
+def recorded_results(db: Database) -> dict[str, Recorded]:
     """Every tool call that really ran in the user's sessions, newest result per call."""
-    rows = db.execute(
-        "SELECT server, tool, arguments, result, structured, is_error FROM tool_calls "
-        "WHERE result IS NOT NULL AND coalesce(approval, '') != 'deny' "
-        "AND finished_at IS NOT NULL ORDER BY started_at").fetchall()
-    out = {}
-    for server, tool, arguments, result, structured, is_error in rows:
-        try:
-            args = json.loads(arguments or "{}")
-            value = json.loads(structured) if structured else None
-        except ValueError:
-            continue
-        out[call_key(server, tool, args)] = Recorded(result, value, bool(is_error))
-    return out
+    from deskmate.app.store.sessions import recorded_calls
+
+    return {call_key(c.server, c.tool, c.arguments): Recorded(c.result, c.structured,
+                                                              c.is_error)
+            for c in recorded_calls(db)}
 
 
 class ToolGate:
@@ -111,11 +107,11 @@ class TrainingPolicy(Policy):
 class GatedHub:
     """A hub as ``build_agent`` sees it, with ``call`` going through the gate."""
 
-    def __init__(self, hub: Any, gate: ToolGate) -> None:
+    def __init__(self, hub: Hub | None, gate: ToolGate) -> None:
         self.hub, self.call = hub, gate
 
     def tools(self) -> list[ToolSpec]:
         return self.hub.tools() if self.hub is not None else []
 
-    def states(self) -> list[Any]:
+    def states(self) -> list[ServerState]:
         return self.hub.states() if self.hub is not None else []
