@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import cast
 
 from deskmate.tools.sandbox.capture import OutputBuffer, truncate_middle
 from deskmate.tools.sandbox.isolation import (
@@ -29,7 +30,14 @@ from deskmate.tools.sandbox.isolation import (
     scrubbed_env,
     worker_args,
 )
-from deskmate.tools.sandbox.results import CellResult, Isolation, Limits, SandboxError, ToolError
+from deskmate.tools.sandbox.results import (
+    CellResult,
+    CellStatus,
+    Isolation,
+    Limits,
+    SandboxError,
+    ToolError,
+)
 from deskmate.tools.sandbox.worker import protocol
 
 # (kind, payload) -> the call's value; what JSON cannot hold is sent as its str.
@@ -269,7 +277,7 @@ class Sandbox:
                               time.monotonic() - began, lost or died)
 
     def _run(self, worker: _Worker, limit: float, cancel: threading.Event | None,
-             out: OutputBuffer) -> tuple[str, str, str | None, bool]:
+             out: OutputBuffer) -> tuple[CellStatus, str, str | None, bool]:
         """(status, error, value, worker killed) of the running cell."""
         deadline = time.monotonic() + limit
         interrupted_at: float | None = None
@@ -290,7 +298,9 @@ class Sandbox:
             for frame in frames:
                 if frame["type"] == "done":
                     worker.drain_output(out)
-                    status, error = str(frame.get("status")), str(frame.get("error") or "")
+                    # The worker's run_cell sends one of CellStatus.
+                    status = cast(CellStatus, str(frame.get("status")))
+                    error = str(frame.get("error") or "")
                     if interrupted_at is not None and status == "killed":
                         error = "cancelled"
                     # The worker asks to be restarted when it has used its CPU time.

@@ -30,8 +30,10 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, state: WorkerState)
         set_cpu_budget(limits["cpu_s"])
         tree = ast.parse(code, filename, "exec")
         last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
+        final = tree.body[-1] if tree.body else None
+        if isinstance(final, ast.Expr):  # the value of a last expression is shown
+            tree.body.pop()
+            last = ast.Expression(final.value)
         exec(compile(tree, filename, "exec"), ns)
         if last is not None:
             result = eval(compile(last, filename, "eval"), ns)

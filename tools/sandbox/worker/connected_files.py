@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import io
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 READ_TOOLS = ("read_text_file", "read_file")
 WRITE_TOOLS = ("write_file",)
@@ -156,7 +157,15 @@ def _text(value: object) -> str:
 
 
 class _WritesThrough:
-    """Collects what the code writes; closing the file writes it through the tool."""
+    """Collects what the code writes; closing the file writes it through the tool.
+
+    Mixed into io.StringIO or io.BytesIO, which provide ``closed``, ``getvalue`` and the
+    ``close`` that ``super()`` reaches."""
+
+    getvalue: Callable[[], str | bytes]
+    if TYPE_CHECKING:
+        @property
+        def closed(self) -> bool: ...
 
     def _setup(self, files: ToolFiles, path: str, encoding: str) -> None:
         self._files, self._path, self._encoding, self.name = files, path, encoding, path
@@ -166,7 +175,7 @@ class _WritesThrough:
             content = self.getvalue()
             if isinstance(content, bytes):
                 content = content.decode(self._encoding, errors="replace")
-            super().close()
+            super().close()  # pyright: ignore[reportAttributeAccessIssue] (the io class)
             self._files.write(self._path, content)
 
 

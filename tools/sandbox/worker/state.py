@@ -1,8 +1,12 @@
-"""What the worker's parts share: the toolspace a cell sees, and whether a cell runs."""
+"""What the worker's parts share: the toolspace a cell sees, and whether a cell runs.
+
+Plain classes, not dataclasses: importing dataclasses (and with it inspect) would add
+to every sandbox's start.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # A cell's code is compiled under "<cell N>": tracebacks and the path hook tell the
 # cell's own frames from the worker's by this prefix.
@@ -14,13 +18,12 @@ CELL_PREFIX = "<cell "
 CELLS_MODULE = "__main__"
 
 
-@dataclass(frozen=True)
-class Toolspace:
+class Toolspace(NamedTuple):
     """The connected servers' names and tools, as the host's setup frame listed them."""
 
-    server_names: tuple[str, ...] = ()
+    server_names: tuple[str, ...]
     # tool name -> the servers that have it, for a hint when code calls a tool bare.
-    tool_servers: dict[str, list[str]] = field(default_factory=dict)
+    tool_servers: dict[str, list[str]]
 
     @classmethod
     def of(cls, servers: dict[str, list[str]]) -> Toolspace:
@@ -31,11 +34,13 @@ class Toolspace:
         return cls(tuple(servers), tool_servers)
 
 
-@dataclass
 class WorkerState:
     """The worker's one mutable fact, read by the channel (an interrupt goes only to a
     running cell) and the path hook (only a cell's own file calls are its concern)."""
 
-    toolspace: Toolspace
-    pid: int  # the worker's own; a process that a cell forked has another
-    in_cell: bool = False
+    __slots__ = ("in_cell", "pid", "toolspace")
+
+    def __init__(self, toolspace: Toolspace, pid: int) -> None:
+        self.toolspace = toolspace
+        self.pid = pid  # the worker's own; a process that a cell forked has another
+        self.in_cell = False
