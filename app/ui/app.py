@@ -44,6 +44,7 @@ from deskmate.app.ui.model_workers import ModelWorkers
 
 if TYPE_CHECKING:
     from deskmate.app.agent.factory import AgentRuntime
+    from deskmate.app.agent.modes import Mode
     from deskmate.app.ui.help import KeyGroups
     from deskmate.tools.hub import Hub
     from deskmate.tools.policy import Decision
@@ -111,7 +112,7 @@ class DeskmateApp(ModelWorkers, App[None]):
 
     def __init__(self, config: Config, model_spec: str | None = None,
                  model_factory: ModelFactory = open_model, *, config_path: Path | None = None,
-                 mode: str = "code", record: bool = True) -> None:
+                 mode: Mode = "code", record: bool = True) -> None:
         super().__init__()
         self.config = config
         self.config_path = config_path
