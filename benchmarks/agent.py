@@ -33,6 +33,7 @@ from deskmate.app.agent import events as ev  # noqa: E402
 from deskmate.app.agent.actions_eager import tool_schemas  # noqa: E402
 from deskmate.app.agent.factory import build_agent  # noqa: E402
 from deskmate.app.agent.loop import AgentLimits  # noqa: E402
+from deskmate.app.agent.modes import Mode  # noqa: E402
 from deskmate.app.agent.scripted import ScriptedModel  # noqa: E402
 from deskmate.app.llm.base import ChatMessage, ModelError  # noqa: E402
 from deskmate.tools.hub import Hub  # noqa: E402
@@ -100,7 +101,7 @@ def hermes_tools(tools: list[dict]) -> str:
     return f"# Tools\n\n<tools>\n{lines}\n</tools>\n"
 
 
-def fan_out(hub: Hub, mode: str, count_tokens) -> dict:
+def fan_out(hub: Hub, mode: Mode, count_tokens) -> dict:
     model = ScriptedModel(code_script() if mode == "code" else eager_script())
     runtime = build_agent(model, hub=hub, mode=mode, policy=Policy(yes_all=True),
                           limits=AgentLimits(max_steps=15))
