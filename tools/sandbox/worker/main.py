@@ -45,7 +45,8 @@ def main(argv: list[str]) -> int:
     rlimits.apply_limits(limits)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.register_at_fork(after_in_child=lambda: _in_forked_child(in_fd, out_fd))
-    cast(io.TextIOWrapper, sys.stdout).reconfigure(write_through=True)  # so under -u
+    # Every print reaches the pipe at once (stdout is a TextIOWrapper here, as always).
+    cast(io.TextIOWrapper, sys.stdout).reconfigure(write_through=True)
     spec = setup.get("namespace") or {}
     servers = spec.get("servers") or {}
     state = WorkerState(Toolspace.of(servers), os.getpid())
