@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from deskmate.app.cli.common import Env, fail
+
+if TYPE_CHECKING:
+    from deskmate.app.services.servers import ConfigEdit
 
 
 @click.group()
@@ -26,20 +30,6 @@ def _pairs(values: tuple[str, ...], what: str) -> dict[str, str]:
     return out
 
 
-def _save_servers(env: Env, tables: dict[str, dict[str, Any]], *, replace: bool) -> None:
-    from deskmate.app.config import update_config
-
-    def mutate(data: dict[str, Any]) -> None:
-        servers = data.setdefault("mcp", {}).setdefault("servers", {})
-        for name, table in tables.items():
-            if name in servers and not replace:
-                raise click.ClickException(
-                    f"a server named {name!r} already exists; use --force to replace it")
-            servers[name] = table
-
-    update_config(mutate, env.config_path)
-
-
 @mcp.command(context_settings={"ignore_unknown_options": True})
 @click.argument("name")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -54,7 +44,7 @@ def _save_servers(env: Env, tables: dict[str, dict[str, Any]], *, replace: bool)
 def add(env: Env, name: str, command: tuple[str, ...], url: str | None, transport: str | None,
         headers: tuple[str, ...], envs: tuple[str, ...], cwd: str, force: bool) -> None:
     """Add a server: `add NAME -- CMD ARGS…` or `add NAME --url URL`."""
-    from deskmate.tools.hub.servers import ServerConfigError, server_from_table
+    from deskmate.app.services.servers import InvalidServer, ServerExists, add_server
 
     table: dict[str, Any] = {}
     if url:
@@ -80,11 +70,13 @@ def add(env: Env, name: str, command: tuple[str, ...], url: str | None, transpor
     else:
         raise click.UsageError("say how to reach the server: `-- CMD ARGS…` or `--url URL`")
     try:
-        config = server_from_table(name, table)
-    except ServerConfigError as exc:
-        fail(f"server {name!r}: {exc.key}: {exc}", 2)
-    _save_servers(env, {name: config.to_table()}, replace=force)
-    click.echo(f"added {name}: {config.describe()}  (check it with `deskmate mcp test {name}`)")
+        edit = add_server(name, table, env.config_path, replace=force)
+    except InvalidServer as exc:
+        fail(str(exc), 2)
+    except ServerExists as exc:
+        raise click.ClickException(f"{exc}; use --force to replace it") from exc
+    described = edit.config.mcp.servers[name].describe()
+    click.echo(f"added {name}: {described}  (check it with `deskmate mcp test {name}`)")
 
 
 @mcp.command()
@@ -92,8 +84,9 @@ def add(env: Env, name: str, command: tuple[str, ...], url: str | None, transpor
 @click.pass_obj
 def remove(env: Env, name: str) -> None:
     """Remove a server from the config."""
-    _edit_server(env, name, lambda servers: servers.pop(name))
-    click.echo(f"removed {name}")
+    from deskmate.app.services.servers import remove_server
+
+    click.echo(_edited(lambda: remove_server(name, env.config_path)))
 
 
 @mcp.command()
@@ -113,27 +106,19 @@ def disable(env: Env, name: str) -> None:
 
 
 def _set_enabled(env: Env, name: str, enabled: bool) -> None:
-    def toggle(servers: dict[str, Any]) -> None:
-        if enabled:
-            servers[name].pop("enabled", None)
-        else:
-            servers[name]["enabled"] = False
+    from deskmate.app.services.servers import set_enabled
 
-    _edit_server(env, name, toggle)
-    click.echo(f"{name} {'enabled' if enabled else 'disabled'}")
+    click.echo(_edited(lambda: set_enabled(name, enabled, env.config_path)))
 
 
-def _edit_server(env: Env, name: str, change: Any) -> None:
-    """Apply ``change(servers)`` to the config's server tables; ``name`` must exist."""
-    from deskmate.app.config import update_config
+def _edited(edit: Callable[[], ConfigEdit]) -> str:
+    """Run a config edit; an unknown server name is a click error (exit 1)."""
+    from deskmate.app.services.servers import UnknownServer
 
-    def mutate(data: dict[str, Any]) -> None:
-        servers = data.get("mcp", {}).get("servers", {})
-        if name not in servers:
-            raise click.ClickException(f"no server named {name!r} in the config")
-        change(servers)
-
-    update_config(mutate, env.config_path)
+    try:
+        return edit().note
+    except UnknownServer as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 @mcp.command("import")
@@ -143,29 +128,23 @@ def _edit_server(env: Env, name: str, change: Any) -> None:
 @click.pass_obj
 def import_(env: Env, file: Path, dry_run: bool, force: bool) -> None:
     """Import servers from Claude Desktop, Claude Code (.mcp.json), Cursor, VS Code…"""
-    from deskmate.tools.hub.dialects import ImportError_, load_server_file
+    from deskmate.app.services.servers import ServerEditError, import_servers, read_servers_file
 
     try:
-        result = load_server_file(file)
-    except ImportError_ as exc:
+        plan = read_servers_file(file, env.config.mcp.servers, replace=force)
+    except ServerEditError as exc:
         fail(str(exc), 1)
-    for warning in result.warnings:
+    for warning in plan.warnings:
         click.echo(f"warning: {warning}", err=True)
-    existing = set(env.config.mcp.servers)
-    tables = {}
-    for server in result.servers:
-        clash = server.name in existing
-        verb = "skip (exists; --force replaces)" if clash and not force else (
-            "replace" if clash else "add")
-        click.echo(f"{verb:>8}  {server.name}: {server.describe()}")
-        if verb != "skip (exists; --force replaces)":
-            tables[server.name] = server.to_table()
+    for item in plan.items:
+        verb = "skip (exists; --force replaces)" if item.action == "skip" else item.action
+        click.echo(f"{verb:>8}  {item.server.name}: {item.server.describe()}")
     if dry_run:
         click.echo("dry run: the config was not changed")
         return
-    if tables:
-        _save_servers(env, tables, replace=True)
-    click.echo(f"imported {len(tables)} server(s)")
+    if plan.taken:
+        import_servers(plan, env.config_path)
+    click.echo(f"imported {len(plan.taken)} server(s)")
 
 
 @mcp.command("list")
@@ -209,36 +188,32 @@ def list_(env: Env, as_json: bool, offline: bool) -> None:
 @click.pass_obj
 def test(env: Env, name: str, as_json: bool) -> None:
     """Connect to one server, list its tools, and report timings."""
-    import time
+    from deskmate.app.services.servers import UnknownServer, probe_server
 
-    from deskmate.app.toolspace import open_hub
-
-    if name not in env.config.mcp.servers:
-        fail(f"no server named {name!r} in the config (`deskmate mcp list`)", 1)
-    started = time.perf_counter()
-    with open_hub(env.config, names=[name]) as hub:
-        state = hub.start([name])[0]
-        stderr = hub.stderr(name, 20)
-    total = time.perf_counter() - started
+    try:
+        result = probe_server(env.config, name)
+    except UnknownServer as exc:
+        fail(f"{exc} (`deskmate mcp list`)", 1)
     if as_json:
-        click.echo(json.dumps({"name": name, "status": state.status, "error": state.error,
-                               "server_info": state.server_info,
-                               "connect_s": round(state.connect_s, 3), "total_s": round(total, 3),
-                               "tools": [t.name for t in state.tools],
-                               "prompts": list(state.prompts),
-                               "resources": list(state.resources)}, indent=2))
-    elif state.status == "ready":
-        click.echo(f"{name}: ready — {state.server_info}, connected in {state.connect_s:.2f} s")
-        click.echo(f"{len(state.tools)} tools: " + ", ".join(t.name for t in state.tools))
-        if state.prompts:
-            click.echo(f"{len(state.prompts)} prompts: " + ", ".join(state.prompts))
-        if state.resources:
-            click.echo(f"{len(state.resources)} resources")
+        click.echo(json.dumps({"name": name, "status": result.status, "error": result.error,
+                               "server_info": result.server_info,
+                               "connect_s": round(result.connect_s, 3),
+                               "total_s": round(result.total_s, 3),
+                               "tools": list(result.tools), "prompts": list(result.prompts),
+                               "resources": list(result.resources)}, indent=2))
+    elif result.ok:
+        click.echo(f"{name}: ready — {result.server_info}, connected in "
+                   f"{result.connect_s:.2f} s")
+        click.echo(f"{len(result.tools)} tools: " + ", ".join(result.tools))
+        if result.prompts:
+            click.echo(f"{len(result.prompts)} prompts: " + ", ".join(result.prompts))
+        if result.resources:
+            click.echo(f"{len(result.resources)} resources")
     else:
-        click.echo(f"{name}: {state.status}\n{state.error}", err=True)
-        if stderr and stderr not in state.error:
-            click.echo(f"stderr:\n{stderr}", err=True)
-    if state.status != "ready":
+        click.echo(f"{name}: {result.status}\n{result.error}", err=True)
+        if result.stderr and result.stderr not in result.error:
+            click.echo(f"stderr:\n{result.stderr}", err=True)
+    if not result.ok:
         raise SystemExit(1)
 
 

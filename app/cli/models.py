@@ -22,16 +22,15 @@ def models(ctx: click.Context) -> None:
 @click.pass_obj
 def list_models(env: Env, as_json: bool) -> None:
     """Show the registry and which models are on this machine."""
-    from deskmate.app.llm.registry import cached_path, parse_model_spec, registry
+    from deskmate.app.services.models import known_models
 
     active = env.config.model.name
     rows = []
-    for entry in registry().values():
-        path = cached_path(parse_model_spec(entry.name))
-        rows.append({"name": entry.name, "description": entry.description,
-                     "size_mb": entry.size_mb, "path": str(path) if path else None,
-                     "active": entry.name == active, "recommended": entry.recommended,
-                     "source": entry.repo or f"pip:{entry.pip}", "train": entry.train})
+    for model in known_models(active):
+        rows.append({"name": model.name, "description": model.description,
+                     "size_mb": model.size_mb, "path": str(model.path) if model.path else None,
+                     "active": model.active, "recommended": model.recommended,
+                     "source": model.source, "train": model.train})
     if active and active not in {r["name"] for r in rows}:
         rows.append({"name": active, "description": "(from the config)", "size_mb": None,
                      "path": active, "active": True, "recommended": False,
@@ -72,28 +71,13 @@ def pull(spec: str) -> None:
 @click.pass_obj
 def use(env: Env, spec: str) -> None:
     """Make SPEC (registry name, hf:…, or a .gguf path) the model deskmate runs."""
-    from deskmate.app.config import update_config
-    from deskmate.app.llm.download import verify
-    from deskmate.app.llm.registry import ModelNotDownloaded, parse_model_spec, resolve_model
+    from deskmate.app.services.models import use_model
 
-    source = parse_model_spec(spec)
-    value = spec
-    if source.path is not None and not source.entry:
-        path = source.path.resolve()
-        verify(path)
-        value = str(path)
-    else:
-        try:
-            verify(resolve_model(spec))
-        except ModelNotDownloaded:
-            click.echo(f"note: {spec} is not downloaded yet; it will be pulled on first use "
-                       f"(or run `deskmate models pull {spec}` now)", err=True)
-
-    def set_model(data: dict) -> None:
-        data.setdefault("model", {})["name"] = value
-
-    update_config(set_model, env.config_path)
-    click.echo(f"active model: {value}")
+    chosen = use_model(spec, env.config_path)
+    if not chosen.downloaded:
+        click.echo(f"note: {spec} is not downloaded yet; it will be pulled on first use "
+                   f"(or run `deskmate models pull {spec}` now)", err=True)
+    click.echo(f"active model: {chosen.value}")
 
 
 @models.command()

@@ -6,12 +6,20 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, cast
 
 import click
 
 from deskmate.app.cli.common import EXIT_INTERRUPTED, Env, fail
 from deskmate.app.cli.model_loading import load_model
+
+if TYPE_CHECKING:  # the agent loads with the command, not with `deskmate --help`
+    from deskmate.app.agent import events as ev
+    from deskmate.app.agent.modes import Mode
+    from deskmate.tools.policy import ApprovalRequest, Decision
 
 
 @click.command()
@@ -33,15 +41,14 @@ from deskmate.app.cli.model_loading import load_model
 @click.option("--no-record", is_flag=True, help="Do not save the session.")
 @click.pass_obj
 def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | None,
-        mode: str | None, yes: bool, yes_all: bool, max_steps: int | None,
+        mode: Mode | None, yes: bool, yes_all: bool, max_steps: int | None,
         max_tokens: int | None, as_json: bool,
         no_record: bool) -> None:
     """Solve TASK with the agent (`-` reads it from standard input)."""
     from deskmate.app.agent import events as ev
-    from deskmate.app.agent.factory import build_agent, options_from_config
+    from deskmate.app.services.conversation import Conversation
     from deskmate.app.toolspace import mcp_log_dir
     from deskmate.tools.hub import Hub
-    from deskmate.tools.policy import Policy
     from deskmate.tools.sandbox import SandboxError
 
     text = sys.stdin.read() if task == ("-",) else " ".join(task)
@@ -49,11 +56,13 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
         env.use_servers_file(mcp_config)
     servers = [s for s in env.config.mcp.servers.values() if s.enabled]
     interactive = sys.stdin.isatty() and not as_json and task != ("-",)
-    policy = Policy(trusted_servers={s.name for s in servers if s.trust}, yes=yes,
-                    yes_all=yes_all, approver=_ask if interactive else None)
+    # No KV state kept: saving it prunes the others, the one a TUI session may resume.
+    # The config admits only the modes there are (``choices``), as --mode does.
+    conversation = Conversation(env.config, _ask if interactive else None,
+                                mode=mode or cast("Mode", env.config.agent.mode),
+                                record=not no_record, yes=yes, yes_all=yes_all,
+                                max_steps=max_steps, max_tokens=max_tokens, keep_kv_state=False)
     llm = load_model(env, model)
-    mode = mode or env.config.agent.mode
-    options = options_from_config(env.config, max_steps=max_steps, max_tokens=max_tokens)
     hub = Hub(servers, mcp_log_dir()) if servers else None
     try:
         if hub is not None:
@@ -62,11 +71,10 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
                     click.echo(f"warning: MCP server {state.name} is {state.status}: "
                                f"{state.error.splitlines()[0] if state.error else ''}", err=True)
         try:
-            runtime = build_agent(llm, hub=hub, mode=mode, policy=policy, **options)
+            conversation.build(llm, hub, fall_back=False)
         except SandboxError as exc:
             fail(f"the Python sandbox could not start: {exc}\n"
                  "(code mode runs the model's code in it; --mode eager does not need it)")
-        recorder = None if no_record else _recorder(llm, mode)
         cancel = threading.Event()
         answer, finished = "", None
         out = _Printer(quiet=as_json)
@@ -75,9 +83,7 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
         # Ctrl-C gives up waiting.
         previous = signal.signal(signal.SIGINT, _on_interrupt(cancel))
         try:
-            for event in runtime.agent.run(text, cancel):
-                if recorder is not None:
-                    recorder.record(event)
+            for event in conversation.run(text, cancel):
                 out.show(event)
                 if isinstance(event, ev.FinalAnswer):
                     answer = event.text
@@ -87,8 +93,7 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
             fail("interrupted", EXIT_INTERRUPTED)
         finally:
             signal.signal(signal.SIGINT, previous)
-            if runtime.sandbox is not None:
-                runtime.sandbox.close()
+            conversation.close()
     finally:
         if hub is not None:
             hub.close()
@@ -101,17 +106,17 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
             "prompt_tokens": finished.prompt_tokens,
             "completion_tokens": finished.completion_tokens,
             "wall_s": round(finished.wall_s, 3),
-            "session": recorder.session_id if recorder else None}))
-    elif recorder is not None:
-        click.echo(click.style(f"[session {recorder.session_id} · {finished.status} · "
+            "session": conversation.session_id}))
+    elif conversation.session_id is not None:
+        click.echo(click.style(f"[session {conversation.session_id} · {finished.status} · "
                                f"{finished.steps} steps · {finished.tool_calls} tool calls · "
                                f"{finished.wall_s:.1f} s]", dim=True), err=True)
     if finished.status == "cancelled":
         fail("interrupted", EXIT_INTERRUPTED)
 
 
-def _on_interrupt(cancel: threading.Event):
-    def handler(signum, frame) -> None:
+def _on_interrupt(cancel: threading.Event) -> Callable[[int, FrameType | None], None]:
+    def handler(signum: int, frame: FrameType | None) -> None:
         if cancel.is_set():
             raise KeyboardInterrupt
         cancel.set()
@@ -120,20 +125,16 @@ def _on_interrupt(cancel: threading.Event):
     return handler
 
 
-def _recorder(llm, mode: str):
-    from deskmate.app.store import Recorder, open_db
-
-    return Recorder.new(open_db(), model=llm.info.name, adapter=llm.info.adapter, mode=mode)
-
-
-def _ask(request) -> str:
+def _ask(request: ApprovalRequest) -> Decision:
     tool = request.tool
     args = json.dumps(request.arguments, ensure_ascii=False)
     danger = " (destructive)" if tool.destructive else ""
     click.echo(f"\nallow {tool.server}.{tool.name}{danger} with {args}?", err=True)
     choice = click.prompt("[y] once  [a] always this tool  [t] trust this server  [n] deny",
                           type=click.Choice(["y", "a", "t", "n"]), default="n", err=True)
-    return {"y": "allow_once", "a": "allow_tool", "t": "trust_server", "n": "deny"}[choice]
+    decisions: dict[str, Decision] = {"y": "allow_once", "a": "allow_tool",
+                                      "t": "trust_server", "n": "deny"}
+    return decisions[choice]
 
 
 class _Printer:
@@ -142,7 +143,7 @@ class _Printer:
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
 
-    def show(self, event) -> None:
+    def show(self, event: ev.AgentEvent) -> None:
         from deskmate.app.agent import events as ev
 
         if self.quiet:

@@ -1,7 +1,7 @@
 """The models screen: the registry and local GGUF files, download, context, adapter.
 
 Downloads run in the app's worker (``ModelWorkers``), so one keeps going while you
-move around; this screen draws its progress bar from the messages it forwards.
+move around; the app hands this screen its progress (``ShowsDownloads``).
 """
 
 from __future__ import annotations
@@ -19,19 +19,9 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from deskmate.app.ui.dialogs import AskScreen
-from deskmate.app.ui.messages import ConfigChanged, DownloadFinished, DownloadProgress
+from deskmate.app.ui.messages import ConfigChanged, DownloadProgress
 from deskmate.app.ui.tables import TableScreen
 from deskmate.app.ui.workers import post_fresh
-
-MAX_LOCAL_FILES = 50
-
-
-def local_ggufs(folders: list[Path]) -> list[Path]:
-    found: list[Path] = []
-    for folder in folders:
-        if folder.is_dir():
-            found.extend(sorted(p for p in folder.glob("*.gguf") if p.is_file()))
-    return found[:MAX_LOCAL_FILES]
 
 
 class ModelsScreen(TableScreen):
@@ -109,22 +99,17 @@ class ModelsScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="models-list", exit_on_error=False)
     def load(self) -> None:
-        from deskmate.app import paths
-        from deskmate.app.llm.registry import cached_path, parse_model_spec, registry
+        from deskmate.app.services.models import known_models, local_model_files
 
         active = self.app.config.model.name  # type: ignore[attr-defined]
         rows = []
-        for entry in registry().values():
-            path = cached_path(parse_model_spec(entry.name))
-            state = "ready" if path else (f"{entry.size_mb:,} MB to download"
-                                          if entry.size_mb else "to download")
-            mark = "● " if entry.name == active else ""
-            rec = " (recommended)" if entry.recommended else ""
-            rows.append((entry.name, mark + entry.name, state, entry.description + rec))
-        folders = [Path.cwd(), paths.data_dir() / "models"]
-        if active.endswith(".gguf"):
-            folders.insert(0, Path(active).expanduser().parent)
-        for path in local_ggufs(folders):
+        for model in known_models(active):
+            state = "ready" if model.path else (f"{model.size_mb:,} MB to download"
+                                                if model.size_mb else "to download")
+            mark = "● " if model.active else ""
+            rec = " (recommended)" if model.recommended else ""
+            rows.append((model.name, mark + model.name, state, model.description + rec))
+        for path in local_model_files(active):
             spec = str(path.resolve())
             if spec not in {r[0] for r in rows}:
                 mark = "● " if spec == active else ""
@@ -135,10 +120,8 @@ class ModelsScreen(TableScreen):
     def on_models_screen_listed(self, message: Listed) -> None:
         self.refill((spec, [Text(c) for c in cells]) for spec, *cells in message.rows)
 
-    def on_download_progress(self, message: DownloadProgress) -> None:
-        self.show_download(message)
-
-    def on_download_finished(self, message: DownloadFinished) -> None:
+    def download_finished(self) -> None:
+        """Called by the app when a download ended (``ShowsDownloads``)."""
         self.show_download(None)
         self.load()
 
@@ -181,9 +164,9 @@ class ModelsScreen(TableScreen):
 
     @work(thread=True, group="models-option", exit_on_error=False)
     def set_option(self, key: str, value: str) -> None:
-        from deskmate.app.ui.model_jobs import set_model_option
+        from deskmate.app.services.models import set_model_option
 
-        typed: Any = value
+        typed: str | int = value
         if key == "context":
             if not value.strip().isdigit():
                 raise ValueError(f"{value!r}: the context size is a number of tokens, e.g. 8192")

@@ -7,8 +7,10 @@ compact Python signatures (what ``tool_help`` gives the model).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -19,15 +21,19 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Markdown, Static
 
-from deskmate.app.ui import server_jobs
+from deskmate.app.services import servers as server_ops
 from deskmate.app.ui.dialogs import AskScreen
 from deskmate.app.ui.messages import ConfigChanged, HubChanged
 from deskmate.app.ui.tables import TableScreen
 
+if TYPE_CHECKING:
+    from deskmate.tools.hub import ServerState
+    from deskmate.tools.spec import ToolSpec
+
 STDERR_LINES = 20
 
 
-def describe_tools(tools: Any) -> str:
+def describe_tools(tools: Sequence[ToolSpec]) -> str:
     from deskmate.tools.signatures import signature
 
     if not tools:
@@ -63,8 +69,8 @@ class ServersScreen(TableScreen):
             super().__init__()
 
     class Tested(Message):
-        def __init__(self, report: server_jobs.ProbeReport) -> None:
-            self.report = report
+        def __init__(self, result: server_ops.ServerTest) -> None:
+            self.result = result
             super().__init__()
 
     def compose(self) -> ComposeResult:
@@ -91,7 +97,7 @@ class ServersScreen(TableScreen):
     def on_screen_resume(self) -> None:
         self.refresh_table()
 
-    def states(self) -> dict[str, Any]:
+    def states(self) -> dict[str, ServerState]:
         hub = self.app.hub  # type: ignore[attr-defined]
         return {s.name: s for s in hub.states()} if hub is not None else {}
 
@@ -146,20 +152,12 @@ class ServersScreen(TableScreen):
         self.post_message(self.Detail(name, text))
 
     @work(thread=True, group="server-edit", exit_on_error=False)
-    def edit(self, what: str, *args: Any) -> None:
-        """Change the config; a ServerEditError reaches the app's worker-failure handler."""
+    def edit(self, change: Callable[[Path | None], server_ops.ConfigEdit]) -> None:
+        """Write ``change(config_path)``; a ServerEditError reaches the app's worker-failure
+        handler, which shows its message."""
         app: Any = self.app
-        if what == "add":
-            config = server_jobs.add_server(*args, app.config_path)
-            note = f"added {args[0]}"
-        elif what == "import":
-            config, note = server_jobs.import_servers(
-                Path(args[0]), set(app.config.mcp.servers), app.config_path)
-        else:
-            name, enabled = args
-            config = server_jobs.set_enabled(name, enabled, app.config_path)
-            note = f"{name} {'enabled' if enabled else 'disabled'}"
-        app.post_message(ConfigChanged(config, note, restart_hub=True))
+        edit = change(app.config_path)
+        app.post_message(ConfigChanged(edit.config, edit.note, restart_hub=True))
 
     @work(thread=True, exclusive=True, group="server-restart", exit_on_error=False)
     def restart_server(self, name: str) -> None:
@@ -170,7 +168,7 @@ class ServersScreen(TableScreen):
 
     @work(thread=True, group="server-test", exit_on_error=False)
     def probe(self, name: str) -> None:
-        self.post_message(self.Tested(server_jobs.probe_server(self.app.config, name)))
+        self.post_message(self.Tested(server_ops.probe_server(self.app.config, name)))
 
     # ---------------------------------------------------------------- handlers
 
@@ -178,7 +176,8 @@ class ServersScreen(TableScreen):
         """Called by the app after the config changed."""
         self.refresh_table()
 
-    def on_hub_changed(self, message: HubChanged) -> None:
+    def hub_changed(self) -> None:
+        """Called by the app when a server's state changed (``FollowsHub``)."""
         self.refresh_table()
 
     def on_servers_screen_detail(self, message: Detail) -> None:
@@ -188,8 +187,8 @@ class ServersScreen(TableScreen):
                         if message.stderr else ""))
 
     def on_servers_screen_tested(self, message: Tested) -> None:
-        ok = message.report.status == "ready"
-        self.notify(message.report.text, title="Test passed" if ok else "Test failed",
+        ok = message.result.ok
+        self.notify(message.result.describe(), title="Test passed" if ok else "Test failed",
                     severity="information" if ok else "error", timeout=12)
 
     @on(DataTable.RowHighlighted)
@@ -197,25 +196,33 @@ class ServersScreen(TableScreen):
         self.show_detail()
 
     def action_add(self) -> None:
+        def add(name: str, target: str, config_path: Path | None) -> server_ops.ConfigEdit:
+            return server_ops.add_server(name, server_ops.table_from_line(target), config_path)
+
         def got_name(name: str | None) -> None:
             if name:
                 self.app.push_screen(
                     AskScreen(f"How to reach {name}: a command line, or a URL (add ' sse' "
                               "for an SSE server)", placeholder="uvx mcp-server-git"),
-                    lambda target: target and self.edit("add", name, target))
+                    lambda target: target and self.edit(partial(add, name, target)))
 
         self.app.push_screen(AskScreen("Name of the new server:", placeholder="git"), got_name)
 
     def action_import(self) -> None:
+        def import_(path: str, config_path: Path | None) -> server_ops.ConfigEdit:
+            existing = self.app.config.mcp.servers  # type: ignore[attr-defined]
+            plan = server_ops.read_servers_file(Path(path), existing)  # existing names kept
+            return server_ops.import_servers(plan, config_path)
+
         self.app.push_screen(
             AskScreen("Import servers from (Claude Desktop, Claude Code .mcp.json, Cursor, "
                       "VS Code):", placeholder="~/.config/Claude/claude_desktop_config.json"),
-            lambda path: path and self.edit("import", path))
+            lambda path: path and self.edit(partial(import_, path)))
 
     def action_toggle(self) -> None:
         if (name := self.selected) is not None:
             cfg = self.app.config.mcp.servers[name]  # type: ignore[attr-defined]
-            self.edit("toggle", name, not cfg.enabled)
+            self.edit(partial(server_ops.set_enabled, name, not cfg.enabled))
 
     def action_restart(self) -> None:
         if (name := self.selected) is not None and name in self.states():

@@ -1,0 +1,230 @@
+"""``Conversation``: one agent session, the same for the chat screen and ``deskmate run``.
+
+It owns the agent runtime (agent, catalog, sandbox, over the caller's hub), the
+session's permission policy and the recorder. ``run`` is the one record-then-yield
+loop: each agent event is written to the store before a face sees it. Every method
+blocks (model prompt evaluation, sandbox start, SQLite writes), so the TUI calls them
+from thread workers only.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from deskmate.app.config import Config
+from deskmate.app.llm.base import ChatMessage, ChatModel
+from deskmate.tools.policy import Approver, Policy
+
+if TYPE_CHECKING:  # the agent loop loads with the first agent, not at start-up
+    from deskmate.app.agent import events as ev
+    from deskmate.app.agent.factory import AgentRuntime
+    from deskmate.app.agent.modes import Mode
+    from deskmate.app.store import Database, Recorder, ResumedSession, SessionSummary
+    from deskmate.tools.hub import Hub
+
+# Exceptions that mean "the code sandbox cannot run here"; the chat then falls back to
+# eager JSON tool calls (no code execution at all) and says so.
+_SANDBOX_UNAVAILABLE = (ImportError, OSError, RuntimeError)
+
+
+@dataclass(frozen=True)
+class BuiltAgent:
+    """An agent runtime made by ``Conversation.prepare``, not yet taken on."""
+
+    runtime: AgentRuntime
+    mode: Mode  # the mode it runs in: eager when the code sandbox could not start
+    warning: str = ""  # why the mode differs from the one asked for
+
+
+class Conversation:
+    def __init__(self, config: Config, approver: Approver | None, *, mode: Mode = "code",
+                 record: bool = True, db_factory: Callable[[], Database] | None = None,
+                 yes: bool = False, yes_all: bool = False, max_steps: int | None = None,
+                 max_tokens: int | None = None, keep_kv_state: bool = True) -> None:
+        """``yes``/``yes_all`` approve calls without asking (headless runs); ``max_steps``
+        and ``max_tokens`` override the config's limits; ``keep_kv_state`` saves the
+        model's KV state after each turn so that a resumed session skips re-reading it
+        (only the newest session's is kept)."""
+        self.config = config
+        self.mode: Mode = mode
+        self.default_mode: Mode = mode  # a new session's; a resumed one keeps its own
+        self.record = record
+        self.keep_kv_state = keep_kv_state
+        self._overrides = {"max_steps": max_steps, "max_tokens": max_tokens}
+        self._db_factory = db_factory
+        self._db: Database | None = None
+        self.policy = Policy(trusted_servers=self._trusted(), approver=approver, yes=yes,
+                             yes_all=yes_all)
+        self.runtime: AgentRuntime | None = None
+        self.recorder: Recorder | None = None
+        self.transcript: list[ChatMessage] = []
+        self.active_mode: Mode = mode
+
+    # ---------------------------------------------------------------- building
+
+    def build(self, model: ChatModel, hub: Hub | None, *, fall_back: bool = True) -> str:
+        """(Re)build the agent over ``hub`` on ``self.transcript``; returns a warning.
+
+        When the code sandbox cannot start and ``fall_back`` is set, the agent is built
+        in eager mode and the warning says so; otherwise the error propagates.
+        """
+        if (old := self.detach()) is not None:
+            old.close()
+        built = self.prepare(model, hub, fall_back=fall_back)
+        self.adopt(built)
+        return built.warning
+
+    def prepare(self, model: ChatModel, hub: Hub | None, *,
+                fall_back: bool = True) -> BuiltAgent:
+        """Build an agent over ``hub`` on ``self.transcript`` without taking it on.
+
+        Blocking (prompt evaluation, sandbox start) and changes nothing here, so a UI
+        builds in a worker thread and hands the result to ``adopt`` on its own thread.
+        """
+        from deskmate.app.agent.factory import build_agent, options_from_config
+
+        mode = self.mode
+        options = options_from_config(self.config, **self._overrides)
+
+        def build(mode: Mode) -> AgentRuntime:
+            return build_agent(model, hub=hub, mode=mode, policy=self.policy,
+                               transcript=self.transcript, **options)
+
+        try:
+            return BuiltAgent(build(mode), mode)
+        except _SANDBOX_UNAVAILABLE as exc:
+            if mode != "code" or not fall_back:
+                raise
+            warning = (f"The code sandbox is unavailable ({exc}); tools are called "
+                       "as JSON tool calls instead, without running code.")
+            return BuiltAgent(build("eager"), "eager", warning)
+
+    def adopt(self, built: BuiltAgent) -> AgentRuntime | None:
+        """Take on a prepared agent; returns the runtime it replaces, for the caller to
+        close."""
+        old = self.detach()
+        self.runtime, self.active_mode = built.runtime, built.mode
+        return old
+
+    def detach(self) -> AgentRuntime | None:
+        """Forget the runtime (no turn starts on it any more); the caller closes it."""
+        old, self.runtime = self.runtime, None
+        return old
+
+    @property
+    def db(self) -> Database:
+        if self._db is None:
+            from deskmate.app.store import open_db
+
+            self._db = (self._db_factory or open_db)()
+        return self._db
+
+    # ---------------------------------------------------------------- turns
+
+    def run(self, text: str, cancel: threading.Event) -> Iterator[ev.AgentEvent]:
+        """One turn: the agent's events, each recorded before it is yielded."""
+        if self.runtime is None:
+            raise RuntimeError("no agent yet: load a model first")
+        if self.record and self.recorder is None:
+            from deskmate.app.store import Recorder
+
+            info = self.runtime.agent.model.info
+            self.recorder = Recorder.new(self.db, model=info.name, adapter=info.adapter,
+                                         mode=self.active_mode)
+        agent = self.runtime.agent
+        try:
+            for event in agent.run(text, cancel):
+                if self.recorder is not None:
+                    self.recorder.record(event)
+                yield event
+        finally:
+            self.transcript = list(agent.transcript)
+        if self.keep_kv_state:
+            self._save_kv_state()
+
+    @property
+    def session_id(self) -> str | None:
+        return self.recorder.session_id if self.recorder is not None else None
+
+    def rate(self, turn: int, up: bool) -> None:
+        from deskmate.app.store import rate
+
+        if self.session_id is None:
+            raise RuntimeError("nothing recorded in this session yet")
+        rate(self.db, self.session_id, "up" if up else "down", turn=turn)
+
+    # ---------------------------------------------------------------- sessions
+
+    def new_session(self) -> None:
+        """Forget the transcript and the session's approvals; the next turn starts fresh."""
+        self.recorder = None
+        self.transcript = []
+        self.mode = self.default_mode
+        self.policy.allowed_tools.clear()
+        self.policy.trusted_servers = self._trusted()
+
+    def _trusted(self) -> set[str]:
+        """The servers the config trusts; approvals given in a session are not kept."""
+        return {s.name for s in self.config.mcp.servers.values() if s.trust}
+
+    def resume(self, session_id: str, model: ChatModel | None) -> ResumedSession:
+        """Continue a recorded session in its mode: its transcript, recorder and KV state
+        (the KV state only with the model that made it)."""
+        resumed = self.load_session(session_id, model)
+        self.continue_session(resumed)
+        return resumed
+
+    def load_session(self, session_id: str, model: ChatModel | None) -> ResumedSession:
+        """Read a recorded session and load its KV state into ``model`` (when it made
+        it). Blocking, and changes nothing here: a UI calls it in a worker thread and
+        hands the result to ``continue_session`` on its own thread."""
+        from deskmate.app.store import resume
+
+        resumed = resume(self.db, session_id)
+        load_state = getattr(model, "load_state", None)
+        if (load_state is not None and resumed.has_kv_state
+                and not other_model(resumed.summary, model)):
+            load_state(resumed.kv_state_path)
+        return resumed
+
+    def continue_session(self, resumed: ResumedSession) -> None:
+        """Go on with a session ``load_session`` read: its mode, transcript and recorder."""
+        from deskmate.app.store import Recorder
+
+        self.new_session()
+        if resumed.summary.mode in ("code", "eager"):
+            self.mode = resumed.summary.mode
+        self.transcript = list(resumed.transcript)
+        self.recorder = Recorder(self.db, resumed.summary.id) if self.record else None
+
+    def _save_kv_state(self) -> None:
+        model = self.runtime.agent.model if self.runtime is not None else None
+        save_state = getattr(model, "save_state", None)
+        if save_state is None or self.session_id is None:
+            return
+        from deskmate.app.store.sessions import kv_state_path, prune_kv_states
+
+        save_state(kv_state_path(self.session_id))
+        prune_kv_states(keep=self.session_id)
+
+    def close(self) -> None:
+        """Close the agent's sandbox; the hub and the model belong to the caller."""
+        if self.runtime is not None:
+            self.runtime.close()
+        self.runtime = None
+
+
+def other_model(summary: SessionSummary, model: ChatModel | None) -> str:
+    """A note when ``model`` is not the one a recorded session was made with, else ""."""
+    if model is None or not summary.model:
+        return ""
+    recorded = summary.model + (f" + {summary.adapter}" if summary.adapter else "")
+    info = model.info
+    loaded = info.name + (f" + {info.adapter}" if info.adapter else "")
+    if recorded == loaded:
+        return ""
+    return (f"This session was recorded with {recorded}; it goes on with {loaded}, the "
+            f"model loaded now (/model NAME switches).")

@@ -1,0 +1,236 @@
+"""MCP servers in the config: add, import, enable/disable, remove, and a test connect.
+
+What ``deskmate mcp …`` and the servers screen both do. Config writes go through
+``update_config`` (validated, atomic, with a backup). User errors raise a
+``ServerEditError`` subclass whose message says what is wrong.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from deskmate.app.config import Config, update_config
+
+if TYPE_CHECKING:
+    from deskmate.tools.hub.servers import ServerConfig
+
+
+class ServerEditError(ValueError):
+    """Something the user asked cannot become a server change; the message says what."""
+
+
+class InvalidServer(ServerEditError):
+    """The server's settings do not make a server (bad name, command, URL…)."""
+
+
+class ServerExists(ServerEditError):
+    """A server of that name is configured already."""
+
+
+class UnknownServer(ServerEditError):
+    """No server of that name is configured."""
+
+
+class NothingToImport(ServerEditError):
+    """The file adds no server; the message says why (all known, or none in it)."""
+
+
+@dataclass(frozen=True)
+class ConfigEdit:
+    """A change written to the config file."""
+
+    config: Config  # the config as written
+    note: str  # what changed, in one line ("git disabled")
+
+
+# ---------------------------------------------------------------- add, remove, toggle
+
+
+def check_server(name: str, table: dict[str, Any]) -> ServerConfig:
+    """The server a TOML table describes, or ``InvalidServer`` saying which key is wrong."""
+    from deskmate.tools.hub.servers import ServerConfigError, server_from_table
+
+    try:
+        return server_from_table(name, table)
+    except ServerConfigError as exc:
+        raise InvalidServer(f"server {name!r}: {exc.key}: {exc}") from exc
+
+
+def table_from_line(target: str) -> dict[str, Any]:
+    """A command line, or a URL (with `` sse`` after it for SSE) → a server's TOML table."""
+    target = target.strip()
+    if target.startswith(("http://", "https://")):
+        url, _, transport = target.partition(" ")
+        table: dict[str, Any] = {"url": url}
+        if transport.strip() == "sse":
+            table["transport"] = "sse"
+        return table
+    try:
+        argv = shlex.split(target)
+    except ValueError as exc:
+        raise InvalidServer(f"cannot split the command line: {exc}") from exc
+    if not argv:
+        raise InvalidServer("give a command (e.g. `uvx mcp-server-git`) or a URL")
+    return {"command": argv[0], **({"args": argv[1:]} if argv[1:] else {})}
+
+
+def add_server(name: str, table: dict[str, Any], config_path: Path | None, *,
+               replace: bool = False) -> ConfigEdit:
+    """Check the server and write it; an existing name is ``ServerExists`` unless ``replace``."""
+    checked = check_server(name, table).to_table()
+
+    def mutate(data: dict[str, Any]) -> None:
+        servers = data.setdefault("mcp", {}).setdefault("servers", {})
+        if name in servers and not replace:
+            raise ServerExists(f"a server named {name!r} already exists")
+        servers[name] = checked
+
+    return ConfigEdit(update_config(mutate, config_path), f"added {name}")
+
+
+def remove_server(name: str, config_path: Path | None) -> ConfigEdit:
+    config = _edit_server(name, lambda servers: servers.pop(name), config_path)
+    return ConfigEdit(config, f"removed {name}")
+
+
+def set_enabled(name: str, enabled: bool, config_path: Path | None) -> ConfigEdit:
+    def toggle(servers: dict[str, Any]) -> None:
+        if enabled:
+            servers[name].pop("enabled", None)
+        else:
+            servers[name]["enabled"] = False
+
+    config = _edit_server(name, toggle, config_path)
+    return ConfigEdit(config, f"{name} {'enabled' if enabled else 'disabled'}")
+
+
+def _edit_server(name: str, change: Callable[[dict[str, Any]], object],
+                 config_path: Path | None) -> Config:
+    """Apply ``change(servers)`` to the config's server tables; ``name`` must be there."""
+
+    def mutate(data: dict[str, Any]) -> None:
+        servers = data.get("mcp", {}).get("servers", {})
+        if name not in servers:
+            raise UnknownServer(f"no server named {name!r} in the config")
+        change(servers)
+
+    return update_config(mutate, config_path)
+
+
+# ---------------------------------------------------------------- import
+
+ImportAction = Literal["add", "replace", "skip"]
+
+
+@dataclass(frozen=True)
+class ImportItem:
+    server: ServerConfig
+    action: ImportAction  # skip: the name exists and replacing was not asked for
+
+
+@dataclass(frozen=True)
+class ServerImport:
+    """What importing a servers file does: each server's fate, and the file's warnings."""
+
+    items: tuple[ImportItem, ...]
+    warnings: tuple[str, ...]
+
+    @property
+    def taken(self) -> dict[str, ServerConfig]:
+        return {i.server.name: i.server for i in self.items if i.action != "skip"}
+
+    def describe(self) -> str:
+        """One line: what was imported, what was kept, and the file's warnings."""
+        taken = list(self.taken)
+        skipped = [i.server.name for i in self.items if i.action == "skip"]
+        notes = [f"imported {len(taken)} server(s)" + (f": {', '.join(taken)}" if taken else "")]
+        if skipped:
+            notes.append(f"kept the existing {', '.join(skipped)}")
+        notes.extend(self.warnings)
+        return "; ".join(notes)
+
+
+def read_servers_file(path: Path, existing: Iterable[str], *,
+                      replace: bool = False) -> ServerImport:
+    """Read a Claude Desktop / .mcp.json / Cursor / VS Code file; nothing is written yet."""
+    from deskmate.tools.hub.dialects import ImportError_, load_server_file
+
+    try:
+        result = load_server_file(path.expanduser())
+    except ImportError_ as exc:
+        raise ServerEditError(str(exc)) from exc
+    known = set(existing)
+
+    def action(name: str) -> ImportAction:
+        return ("replace" if replace else "skip") if name in known else "add"
+
+    return ServerImport(tuple(ImportItem(s, action(s.name)) for s in result.servers),
+                        tuple(result.warnings))
+
+
+def import_servers(plan: ServerImport, config_path: Path | None) -> ConfigEdit:
+    """Write the servers ``plan`` takes; ``NothingToImport`` when it takes none."""
+    tables = {name: server.to_table() for name, server in plan.taken.items()}
+    if not tables:
+        raise NothingToImport(plan.describe())
+
+    def mutate(data: dict[str, Any]) -> None:
+        data.setdefault("mcp", {}).setdefault("servers", {}).update(tables)
+
+    return ConfigEdit(update_config(mutate, config_path), plan.describe())
+
+
+# ---------------------------------------------------------------- test
+
+
+@dataclass(frozen=True)
+class ServerTest:
+    """One server connected on its own: its state, what it offers, how long it took."""
+
+    name: str
+    status: str  # ready, failed, …
+    error: str
+    server_info: str
+    connect_s: float  # the connection itself
+    total_s: float  # with starting the hub and listing
+    tools: tuple[str, ...]
+    prompts: tuple[str, ...]
+    resources: tuple[str, ...]
+    stderr: str  # the end of the server's stderr log
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ready"
+
+    def describe(self) -> str:
+        """The result in a few lines (the TUI's notification)."""
+        if self.ok:
+            return (f"{self.name}: ready — {self.server_info}, connected in "
+                    f"{self.connect_s:.2f} s ({self.total_s:.2f} s in all); "
+                    f"{len(self.tools)} tools: " + ", ".join(self.tools))
+        text = f"{self.name}: {self.status}\n{self.error}"
+        if self.stderr and self.stderr not in self.error:
+            text += f"\nstderr:\n{self.stderr}"
+        return text
+
+
+def probe_server(config: Config, name: str, stderr_lines: int = 20) -> ServerTest:
+    """Connect to one configured server on its own, list what it offers, time it."""
+    from deskmate.app.toolspace import open_hub
+
+    if name not in config.mcp.servers:
+        raise UnknownServer(f"no server named {name!r} in the config")
+    started = time.perf_counter()
+    with open_hub(config, names=[name]) as hub:
+        state = hub.start([name])[0]
+        stderr = hub.stderr(name, stderr_lines)
+    return ServerTest(name=name, status=state.status, error=state.error,
+                      server_info=state.server_info, connect_s=state.connect_s,
+                      total_s=time.perf_counter() - started,
+                      tools=tuple(t.name for t in state.tools), prompts=tuple(state.prompts),
+                      resources=tuple(state.resources), stderr=stderr)
