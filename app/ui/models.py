@@ -146,21 +146,29 @@ class ModelsScreen(TableScreen):
             self.notify("cancelling the download …")
 
     def action_local(self) -> None:
+        def answered(path: str | None) -> None:
+            if path:
+                self.app.use_model(path)  # type: ignore[attr-defined]
+
         self.app.push_screen(AskScreen("Path of a .gguf model file:",
-                                       placeholder="~/models/model.gguf"),
-                             lambda path: path and self.app.use_model(path))  # type: ignore
+                                       placeholder="~/models/model.gguf"), answered)
 
     def action_context(self) -> None:
         current = str(self.app.config.model.context)  # type: ignore[attr-defined]
+        def answered(value: str | None) -> None:
+            if value:
+                self.set_option("context", value)
+
         self.app.push_screen(AskScreen("Context size in tokens (the model reloads):",
-                                       value=current),
-                             lambda value: value and self.set_option("context", value))
+                                       value=current), answered)
 
     def action_adapter(self) -> None:
         current = self.app.config.model.adapter  # type: ignore[attr-defined]
+        def answered(value: str | None) -> None:
+            self.set_option("adapter", value or "")
+
         self.app.push_screen(AskScreen("LoRA adapter (.gguf) path; empty for none:",
-                                       value=current),
-                             lambda value: self.set_option("adapter", value or ""))
+                                       value=current), answered)
 
     @work(thread=True, group="models-option", exit_on_error=False)
     def set_option(self, key: str, value: str) -> None:

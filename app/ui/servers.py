@@ -57,7 +57,7 @@ class ServersScreen(TableScreen):
     BINDINGS = [
         Binding("a", "add", "Add", id="server_add"),
         Binding("i", "import", "Import", id="server_import"),
-        Binding("space", "toggle", "Enable/disable", id="server_toggle"),
+        Binding("space", "toggle_server", "Enable/disable", id="server_toggle"),
         Binding("r", "restart", "Restart", id="server_restart"),
         Binding("t", "test", "Test", id="server_test"),
     ]
@@ -168,7 +168,8 @@ class ServersScreen(TableScreen):
 
     @work(thread=True, group="server-test", exit_on_error=False)
     def probe(self, name: str) -> None:
-        self.post_message(self.Tested(server_ops.probe_server(self.app.config, name)))
+        config = self.app.config  # type: ignore[attr-defined]
+        self.post_message(self.Tested(server_ops.probe_server(config, name)))
 
     # ---------------------------------------------------------------- handlers
 
@@ -200,11 +201,15 @@ class ServersScreen(TableScreen):
             return server_ops.add_server(name, server_ops.table_from_line(target), config_path)
 
         def got_name(name: str | None) -> None:
+            def got_target(target: str | None) -> None:
+                if name and target:
+                    self.edit(partial(add, name, target))
+
             if name:
                 self.app.push_screen(
                     AskScreen(f"How to reach {name}: a command line, or a URL (add ' sse' "
                               "for an SSE server)", placeholder="uvx mcp-server-git"),
-                    lambda target: target and self.edit(partial(add, name, target)))
+                    got_target)
 
         self.app.push_screen(AskScreen("Name of the new server:", placeholder="git"), got_name)
 
@@ -214,12 +219,16 @@ class ServersScreen(TableScreen):
             plan = server_ops.read_servers_file(Path(path), existing)  # existing names kept
             return server_ops.import_servers(plan, config_path)
 
+        def got_path(path: str | None) -> None:
+            if path:
+                self.edit(partial(import_, path))
+
         self.app.push_screen(
             AskScreen("Import servers from (Claude Desktop, Claude Code .mcp.json, Cursor, "
                       "VS Code):", placeholder="~/.config/Claude/claude_desktop_config.json"),
-            lambda path: path and self.edit(partial(import_, path)))
+            got_path)
 
-    def action_toggle(self) -> None:
+    def action_toggle_server(self) -> None:
         if (name := self.selected) is not None:
             cfg = self.app.config.mcp.servers[name]  # type: ignore[attr-defined]
             self.edit(partial(server_ops.set_enabled, name, not cfg.enabled))
