@@ -97,16 +97,29 @@ def test_a_sandbox_that_cannot_start_is_one_clear_error(home, monkeypatch):
 
 def test_a_sandbox_failing_mid_turn_ends_it_with_an_error():
     from deskmate.app.agent import events as ev
+    from deskmate.app.agent.actions_code import CodeActions
+    from deskmate.app.agent.bridge import ToolBridge
     from deskmate.app.agent.loop import Agent
     from deskmate.app.agent.scripted import ScriptedModel
-    from deskmate.tools.sandbox import SandboxError
+    from deskmate.tools.catalog import Catalog
+    from deskmate.tools.policy import Policy
+    from deskmate.tools.sandbox import Limits, SandboxError
 
     class Broken:
+        limits = Limits()
+
         def execute(self, code, **options):
             raise SandboxError("cannot restart the worker")
 
-    agent = Agent(ScriptedModel(["```python\nprint(1)\n```"]), system_prompt="s",
-                  sandbox=Broken())
+        def close(self):
+            pass
+
+    def no_tools(*args, **kwargs):
+        raise AssertionError("no tool is called")
+
+    bridge = ToolBridge(Catalog.from_specs([]), no_tools, Policy())
+    agent = Agent(ScriptedModel(["```python\nprint(1)\n```"]), CodeActions(Broken()), bridge,
+                  system_prompt="s")
     events = list(agent.run("go"))
     error = next(e for e in events if isinstance(e, ev.AgentError))
     assert error.kind == "sandbox" and "cannot restart the worker" in error.message
