@@ -5,9 +5,9 @@ connect the MCP servers); when both are done a third builds the agent. Starting 
 only then keeps their imports (llama_cpp, the MCP SDK) from holding up the first paint.
 Workers write nothing onto the app: each posts a typed message carrying what it made
 (``ModelReady(model)``, ``HubStarted(hub)``, ``AgentReady(built)``) and the handler takes
-it on, here on the event loop. ``on_worker_state_changed`` is the one place a failed
-worker becomes an error. Screens hear of changes through the hooks below (attributes
-down); widgets ask for things with messages (messages up).
+it on, here on the event loop. A failed worker, here or on a screen, becomes an error
+in one place (``workers.report_worker``). Screens hear of changes through the hooks
+below (attributes down); widgets ask for things with messages (messages up).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from deskmate.app.config import Config
 from deskmate.app.llm import ChatModel, ModelError, NoModelConfigured, open_model
@@ -41,6 +41,7 @@ from deskmate.app.ui.messages import (
     SessionResumed,
 )
 from deskmate.app.ui.model_workers import ModelWorkers
+from deskmate.app.ui.workers import report_worker
 
 if TYPE_CHECKING:
     from deskmate.app.agent.factory import AgentRuntime
@@ -316,22 +317,7 @@ class DeskmateApp(ModelWorkers, App[None]):
             self.build_agent()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        self.report_worker(event)
-
-    def report_worker(self, event: Worker.StateChanged) -> None:
-        """The one place where an unexpected worker failure becomes a visible error.
-
-        Worker state messages go to the node that owns the worker and do not bubble, so
-        the screens and the chat view hand theirs here (``ReportsWorkers``).
-        """
-        if event.state == WorkerState.ERROR and event.worker.error is not None:
-            error = event.worker.error
-            # Our own errors already say what failed and what to do; others get their type.
-            known = isinstance(error, ValueError) or type(error).__module__.startswith(
-                ("deskmate.",))
-            self.notify(str(error) if known else f"{type(error).__name__}: {error}",
-                        title="Not done" if known else "Something failed",
-                        severity="error", timeout=12)
+        report_worker(self, event)
 
     # ---------------------------------------------------------------- actions
 

@@ -1,19 +1,34 @@
-"""``ReportsWorkers``: a worker's failure on a screen or widget reaches the app's handler.
+"""A worker's failure, on the app or on any screen or widget, shown as one kind of error.
 
 Textual posts a worker's state changes to the node that started it, and they do not
-bubble; without this, an error in a screen's worker would pass unseen.
+bubble; without ``ReportsWorkers``, an error in a screen's worker would pass unseen.
 """
 
 from __future__ import annotations
 
+from textual.app import App
 from textual.message import Message
 from textual.message_pump import MessagePump
-from textual.worker import Worker, get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 
-class ReportsWorkers:
+def report_worker(app: App, event: Worker.StateChanged) -> None:
+    """The one place where an unexpected worker failure becomes a visible error."""
+    if event.state == WorkerState.ERROR and event.worker.error is not None:
+        error = event.worker.error
+        # Our own errors already say what failed and what to do; others get their type.
+        known = isinstance(error, ValueError) or type(error).__module__.startswith(
+            ("deskmate.",))
+        app.notify(str(error) if known else f"{type(error).__name__}: {error}",
+                   title="Not done" if known else "Something failed",
+                   severity="error", timeout=12)
+
+
+class ReportsWorkers(MessagePump):
+    """Mixed into the screens and widgets that start workers."""
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        self.app.report_worker(event)  # type: ignore[attr-defined]
+        report_worker(self.app, event)
 
 
 def post_fresh(node: MessagePump, message: Message) -> None:
