@@ -16,12 +16,13 @@ from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from queue import Empty, Queue
-from typing import Any, Protocol, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.modes import Mode
 from deskmate.app.llm.base import ChatMessage
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 
@@ -75,8 +76,8 @@ class Turn:
         if self.cancel.is_set():
             raise Stop("cancelled")
 
-    def in_thread(self, fn: Callable[..., T], *args: Any,
-                  **kwargs: Any) -> Generator[ev.AgentEvent, None, T]:
+    def in_thread(self, fn: Callable[P, T], *args: P.args,
+                  **kwargs: P.kwargs) -> Generator[ev.AgentEvent, None, T]:
         """Run ``fn`` in a helper thread, passing on the bridge's events as they happen
         (tool calls report from that thread); return its result or raise its error."""
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-work") as pool:

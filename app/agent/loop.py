@@ -60,6 +60,12 @@ class Tally:
 
 
 class Agent:
+    """A conversation with one model: ``run`` a turn per user message, in one transcript.
+
+    ``actions`` is the format the model acts in (code or eager); ``bridge`` is the one
+    way to the tools, whichever format calls them, so the loop gives it each turn's
+    limits and counts its calls."""
+
     def __init__(self, model: ChatModel, actions: Actions, bridge: ToolBridge, *,
                  system_prompt: str, limits: AgentLimits = AgentLimits(),
                  transcript: list[ChatMessage] | None = None) -> None:
