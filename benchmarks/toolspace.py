@@ -39,8 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from deskmate.app import paths  # noqa: E402
-from deskmate.app.agent.bridge import ToolBridge  # noqa: E402
 from deskmate.app.agent.actions_eager import tool_schemas  # noqa: E402
+from deskmate.app.agent.bridge import ToolBridge  # noqa: E402
 from deskmate.app.llm import ChatMessage, ModelError  # noqa: E402
 from deskmate.app.llm.llamacpp import LlamaCppModel  # noqa: E402
 from deskmate.app.llm.registry import resolve_model  # noqa: E402
