@@ -9,18 +9,27 @@ half a config, and an error names the file, the line and the key.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import tomli_w
 
 from deskmate.app import paths
 from deskmate.app.files import atomic_write
+from deskmate.tools.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+    # tools.hub is imported only when a config names servers: it pulls in the MCP client.
+    from deskmate.tools.hub.servers import ServerConfig
+
+_T = TypeVar("_T")
+_Section = TypeVar("_Section", bound="DataclassInstance")
 
 
 class ConfigError(Exception):
@@ -33,9 +42,9 @@ class ConfigError(Exception):
         super().__init__(f"config error in {where}:{what} {message}")
 
 
-def _field(default: Any, doc: str, **constraints: Any) -> Any:
+def _field(default: _T, doc: str, **constraints: object) -> _T:
     if isinstance(default, dict):
-        return field(default_factory=dict, metadata={"doc": doc, **constraints})
+        return field(default_factory=type(default), metadata={"doc": doc, **constraints})
     return field(default=default, metadata={"doc": doc, **constraints})
 
 
@@ -95,7 +104,7 @@ class AgentConfig:
         600, "Token budget of the server index in the system prompt.", min=50)
 
 
-def _key(default: str, doc: str) -> Any:
+def _key(default: str, doc: str) -> str:
     return _field(default, doc, nonempty=True)
 
 
@@ -142,13 +151,13 @@ class KeysConfig:
     task_toggle: str = _key("space", "Task picker: include or exclude the prompt.")
 
 
-def _parse_servers(value: Any) -> dict[str, Any]:
+def _parse_servers(value: Any) -> dict[str, ServerConfig]:
     """``[mcp.servers.NAME]`` tables → ServerConfig, validated by tools.hub."""
     from deskmate.tools.hub.servers import ServerConfigError, server_from_table
 
     if not isinstance(value, dict):
         raise _SubkeyError("", "must be a table of servers, e.g. [mcp.servers.git]")
-    servers = {}
+    servers: dict[str, ServerConfig] = {}
     for name, table in value.items():
         if not isinstance(table, dict):
             raise _SubkeyError(name, "must be a table, e.g. [mcp.servers." + name + "]")
@@ -167,7 +176,7 @@ class _SubkeyError(ValueError):
 
 @dataclass(frozen=True)
 class MCPConfig:
-    servers: dict = _field(  # noqa: RUF009 - _field builds a dataclasses.field
+    servers: dict[str, ServerConfig] = _field(  # noqa: RUF009 - _field builds a dataclasses.field
         {}, "MCP servers by name: [mcp.servers.NAME] tables (see tools/hub/servers.py).",
         parse=_parse_servers)
 
@@ -220,7 +229,8 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
 
 def config_from_dict(data: dict[str, Any], path: Path, text: str = "") -> Config:
     sections: dict[str, Any] = {}
-    known = {f.name: f for f in dataclasses.fields(Config)}
+    defaults = Config()
+    known = {f.name for f in dataclasses.fields(Config)}
     for name, table in data.items():
         if name not in known:
             raise ConfigError(
@@ -232,11 +242,12 @@ def config_from_dict(data: dict[str, Any], path: Path, text: str = "") -> Config
                 path, "must be a table, e.g. [" + name + "]",
                 line=_find_line(text, "", name), key=name,
             )
-        sections[name] = _section(known[name].default_factory(), name, table, path, text)
+        sections[name] = _section(getattr(defaults, name), name, table, path, text)
     return Config(**sections)
 
 
-def _section(defaults: Any, section: str, table: dict[str, Any], path: Path, text: str) -> Any:
+def _section(defaults: _Section, section: str, table: dict[str, Any], path: Path,
+             text: str) -> _Section:
     fields = {f.name: f for f in dataclasses.fields(defaults)}
     values: dict[str, Any] = {}
     for key, value in table.items():
@@ -249,8 +260,8 @@ def _section(defaults: Any, section: str, table: dict[str, Any], path: Path, tex
             try:
                 values[key] = parse(value)
             except _SubkeyError as exc:
-                table, _, sub = f"{dotted}.{exc.subkey}".rpartition(".")
-                line = _find_line(text, table, sub) or _find_line(text, table, None) or line
+                where, _, sub = f"{dotted}.{exc.subkey}".rpartition(".")
+                line = _find_line(text, where, sub) or _find_line(text, where, None) or line
                 raise ConfigError(path, str(exc), line=line, key=f"{dotted}.{exc.subkey}"
                                   ) from exc
             continue
@@ -266,14 +277,14 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def _check(f: dataclasses.Field, value: Any) -> str | None:
+def _check(f: dataclasses.Field[Any], value: Any) -> str | None:
     expected = _TYPES[str(f.type)]
     # bool is an int in Python, but `context = true` is a mistake, not 1.
     if not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
         return f"expected {f.type}, got {type(value).__name__} {value!r}"
     if (choices := f.metadata.get("choices")) and value not in choices:
         return f"must be one of {', '.join(map(repr, choices))}, got {value!r}"
-    if f.metadata.get("nonempty") and not value.strip():
+    if f.metadata.get("nonempty") and isinstance(value, str) and not value.strip():
         # Textual's keymap cannot take a key away, so "" would silently keep the default.
         return ("needs a key: every action keeps one (to use its key elsewhere, give "
                 "this action another key)")
@@ -282,9 +293,10 @@ def _check(f: dataclasses.Field, value: Any) -> str | None:
     return None
 
 
-def _did_you_mean(name: str, known: Any) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    """The closest known name, or the whole (short) list of them when none is close."""
+    names = list(known)
+    return f" ({did_you_mean(name, names) or 'known: ' + ', '.join(names)})"
 
 
 _TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\s*(#.*)?$")

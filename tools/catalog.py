@@ -9,7 +9,6 @@ system-prompt index built from it is stable from one turn to the next.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any
 
 from deskmate.tools.signatures import summary_line
 from deskmate.tools.spec import ToolSpec
+from deskmate.tools.suggest import did_you_mean
 
 
 class CatalogError(Exception):
@@ -143,7 +143,8 @@ def _read_snapshot(path: Path) -> tuple[str, list[ToolSpec], str]:
 
 
 def _snapshot_summary(data: dict[str, Any]) -> str:
-    info = data.get("serverInfo") if isinstance(data.get("serverInfo"), dict) else {}
+    info = data.get("serverInfo")
+    info = info if isinstance(info, dict) else {}
     for text in (info.get("description"), data.get("instructions"), info.get("title")):
         if isinstance(text, str) and text.strip():
             return text
@@ -151,5 +152,5 @@ def _snapshot_summary(data: dict[str, Any]) -> str:
 
 
 def _did_you_mean(name: str, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
-    return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    hint = did_you_mean(name, known, n=3, joiner=", ")
+    return f"; {hint}" if hint else ""
