@@ -55,6 +55,7 @@ test: $(VENV)/.installed-test $(MCP_SERVERS)/.installed
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check app tools finetune tests benchmarks
+	$(VENV)/bin/pyright
 
 clean:
 	rm -rf $(VENV) .pytest_cache .cache/models
