@@ -152,8 +152,8 @@ def _literal(value: Any) -> str | None:
     if isinstance(value, str):
         return py_str(value)
     if isinstance(value, list):
-        items = [_literal(v) for v in value]
-        return None if None in items else "[" + ", ".join(items) + "]"
+        items = [text for v in value if (text := _literal(v)) is not None]
+        return None if len(items) < len(value) else "[" + ", ".join(items) + "]"
     if isinstance(value, dict):
         pairs = [(k, _literal(v)) for k, v in value.items()]
         if any(not isinstance(k, str) or v is None for k, v in pairs):

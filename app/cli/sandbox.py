@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict
+from typing import TextIO
 
 import click
 
@@ -26,7 +27,7 @@ def sandbox() -> None:
               "stdout, error, value, duration_s, isolation.")
 @click.option("--timeout", type=float, default=None,
               help="Wall-clock limit in seconds (default: the sandbox's, 30).")
-def exec_cmd(source, as_json: bool = False, timeout: float | None = None) -> None:
+def exec_cmd(source: TextIO, as_json: bool = False, timeout: float | None = None) -> None:
     """Run the Python in SOURCE (a file, or - for stdin) in a fresh sandbox, no tools.
 
     Prints the output, the error and the exit reason: ok, error, timeout, memory, killed.

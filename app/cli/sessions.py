@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import click
 
@@ -144,7 +145,7 @@ def export(ids: tuple[str, ...], fmt: str, out: Path | None, force: bool) -> Non
                + (f" to {out}" if out else ""), err=True)
 
 
-def _write_atomically(out: Path, write: Any) -> int:
+def _write_atomically(out: Path, write: Callable[[TextIO], int]) -> int:
     """Export into a temp file renamed over ``out``: never a half-written file."""
     from deskmate.app.files import atomic_writer
 
@@ -175,11 +176,10 @@ def delete(session_id: str, yes: bool) -> None:
 @click.argument("rating", type=click.Choice(["up", "down"]))
 @click.option("--turn", type=int, default=0, help="Rate one answer instead of the session.")
 @click.option("--comment", "-c", default="", help="Why; kept with the rating.")
-def rate(session_id: str, rating: str, turn: int, comment: str) -> None:
+def rate(session_id: str, rating: Literal["up", "down"], turn: int, comment: str) -> None:
     """Thumbs up or down for a session (or one answer); finetuning learns from these."""
     from deskmate.app.store.sessions import rate as do_rate
 
-    full_id = do_rate(_require(), session_id, rating, turn=turn,  # type: ignore[arg-type]
-                      comment=comment)
+    full_id = do_rate(_require(), session_id, rating, turn=turn, comment=comment)
     target = f"turn {turn} of {full_id}" if turn else full_id
     click.echo(f"rated {target} {rating}")

@@ -167,7 +167,7 @@ class TokenClock:
         self.last = now
         self.tokens += tokens
 
-    def usage(self, now: float, **counts: Any) -> Usage:
+    def usage(self, now: float, **counts: int) -> Usage:
         ttft = (self.first - self.start) if self.first is not None else 0.0
         decode_s = self.last - self.first if self.first is not None else 0.0
         tps = (self.tokens - 1) / decode_s if self.tokens > 1 and decode_s > 0 else 0.0

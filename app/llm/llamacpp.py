@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deskmate.app.llm.base import (
     ChatMessage,
@@ -32,6 +32,10 @@ from deskmate.app.llm.base import (
 )
 from deskmate.app.llm.gguf_file import GGUFError, inspect_gguf
 from deskmate.app.llm.stops import StopMatcher
+
+if TYPE_CHECKING:  # llama_cpp loads its shared library on import: only when a model loads
+    from llama_cpp import LlamaGrammar
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 # Used when a GGUF carries no chat template (llama.cpp falls back to ChatML too).
 CHATML_TEMPLATE = (
@@ -137,7 +141,7 @@ class LlamaCppModel:
 
     # ------------------------------------------------------------ prompt
 
-    def _make_formatter(self) -> Any:
+    def _make_formatter(self) -> Jinja2ChatFormatter:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         llm = self._llm
@@ -156,10 +160,10 @@ class LlamaCppModel:
                tools: Sequence[dict[str, Any]] = ()) -> str:
         """The prompt text the chat template makes of ``messages``."""
         try:
-            result = self._formatter(
-                messages=[m.for_template(self._template) for m in messages],
-                tools=list(tools) or None
-            )
+            chat = [m.for_template(self._template) for m in messages]
+            # llama_cpp types both as its OpenAI TypedDicts: ours are those JSON shapes as
+            # plain dicts, which is what the template reads.
+            result = self._formatter(messages=chat, tools=list(tools) or None)  # pyright: ignore[reportArgumentType]
         except Exception as exc:  # jinja raises many types; all mean "template failed"
             raise ModelError(f"the chat template of {self.info.name} failed to render "
                              f"these messages: {exc}") from exc
@@ -231,7 +235,7 @@ class LlamaCppModel:
         self,
         tokens: list[int],
         params: GenerationParams,
-        grammar: Any,
+        grammar: LlamaGrammar | None,
         cancel: threading.Event,
         clock: TokenClock,
         counts: dict[str, int],
@@ -281,7 +285,7 @@ class LlamaCppModel:
             finish = "cancelled"
         yield Finished(stops.text, finish, clock.usage(time.perf_counter(), **counts))
 
-    def _grammar(self, params: GenerationParams) -> Any:
+    def _grammar(self, params: GenerationParams) -> LlamaGrammar | None:
         if params.grammar and params.json_schema:
             raise ModelError("give either a grammar or a JSON schema, not both")
         if not (params.grammar or params.json_schema):
@@ -354,7 +358,7 @@ class LlamaCppModel:
         count = ctypes.c_size_t(0)
         with self._lock:
             ok = self._llama_cpp.llama_state_load_file(
-                llm._ctx.ctx, str(path).encode(), tokens, capacity, ctypes.byref(count))
+                llm._ctx.ctx, str(path).encode(), tokens, capacity, ctypes.pointer(count))
             if not ok:
                 llm.reset()
                 return 0
@@ -370,7 +374,9 @@ class LlamaCppModel:
             self._llm.reset()
 
     def close(self) -> None:
-        llm, self._llm = getattr(self, "_llm", None), None
+        # Popped, not set to None, so that ``_llm`` is a Llama wherever the model is open;
+        # a failed __init__ never set it, and a second close finds nothing to close.
+        llm = self.__dict__.pop("_llm", None)
         if llm is not None:
             llm.close()
 

@@ -10,14 +10,23 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import AsyncIterable, Callable
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from deskmate.tools.hub.servers import ServerConfig, child_environment, expand
 from deskmate.tools.spec import ToolSpec
+
+if TYPE_CHECKING:  # the mcp SDK is imported when the first server starts
+    from anyio.streams.memory import MemoryObjectReceiveStream
+    from mcp import ClientSession
+    from mcp.shared.message import SessionMessage
+    from mcp.types import InitializeResult
+
+    ServerMessage: TypeAlias = SessionMessage | Exception  # what a transport reads
 
 Status = Literal["stopped", "starting", "ready", "failed", "disabled"]
 RUN_MARK = "----- deskmate started this server at "
@@ -41,13 +50,14 @@ class ServerState:
 
 
 class Connection:
-    def __init__(self, config: ServerConfig, log_path: Path, on_change) -> None:
+    def __init__(self, config: ServerConfig, log_path: Path,
+                 on_change: Callable[[ServerState], None]) -> None:
         self.config = config
         self.log_path = log_path
         self._on_change = on_change
-        self.session: Any = None
-        self.task: asyncio.Task | None = None
-        self._starting: asyncio.Task | None = None
+        self.session: ClientSession | None = None  # while the server is ready
+        self.task: asyncio.Task[None] | None = None
+        self._starting: asyncio.Task[ServerState] | None = None
         self.ready = asyncio.Event()
         self.stop = asyncio.Event()
         self.lost = asyncio.Event()  # the server's output ended: its process exited
@@ -103,8 +113,11 @@ class Connection:
 
     async def alive(self) -> bool:
         """Whether the server still answers a ping."""
+        session = self.session
+        if session is None:
+            return False
         try:
-            await asyncio.wait_for(self.session.send_ping(), 2)
+            await asyncio.wait_for(session.send_ping(), 2)
             return True
         except Exception:  # any failure means the connection is gone
             return False
@@ -147,7 +160,7 @@ class Connection:
         finally:
             self.session = None
 
-    async def _open(self, stack: AsyncExitStack) -> Any:
+    async def _open(self, stack: AsyncExitStack) -> ClientSession:
         from mcp import ClientSession
 
         cfg = self.config
@@ -183,7 +196,8 @@ class Connection:
             read, write, read_timeout_seconds=cfg.startup_timeout,
             message_handler=self._on_message))
 
-    async def _watch(self, stack: AsyncExitStack, read: Any) -> Any:
+    async def _watch(self, stack: AsyncExitStack, read: AsyncIterable[ServerMessage]
+                     ) -> MemoryObjectReceiveStream[ServerMessage]:
         """Relay the server's messages to the session, and notice when they end.
 
         A stdio server that dies between calls would otherwise stay "ready" until the next
@@ -210,7 +224,7 @@ class Connection:
         group.start_soon(relay)
         return receive
 
-    async def _on_message(self, message: Any) -> None:
+    async def _on_message(self, message: object) -> None:
         # Transport-level garbage (e.g. a server printing logs on stdout) arrives here.
         if isinstance(message, Exception):
             text = describe_exception(message)
@@ -218,7 +232,7 @@ class Connection:
             self.last_stream_error = (f"a line that is not JSON-RPC: {line.group(1)[:120]}"
                                       if line else text.splitlines()[0][:200])
 
-    async def _list_tools(self, session: Any) -> tuple[ToolSpec, ...]:
+    async def _list_tools(self, session: ClientSession) -> tuple[ToolSpec, ...]:
         from mcp.types import PaginatedRequestParams
 
         tools, cursor = [], None
@@ -236,7 +250,8 @@ class Connection:
             if not cursor:
                 return tuple(tools)
 
-    async def _list_extras(self, session: Any, init: Any) -> tuple[tuple[str, ...], ...]:
+    async def _list_extras(self, session: ClientSession,
+                           init: InitializeResult) -> tuple[tuple[str, ...], ...]:
         caps = init.capabilities
         prompts: tuple[str, ...] = ()
         resources: tuple[str, ...] = ()

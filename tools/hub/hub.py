@@ -11,10 +11,10 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from deskmate.tools.hub.connection import Connection, ServerState, describe_exception
 from deskmate.tools.hub.results import (
@@ -26,6 +26,8 @@ from deskmate.tools.hub.results import (
 )
 from deskmate.tools.hub.servers import ServerConfig
 from deskmate.tools.spec import ToolSpec
+
+_T = TypeVar("_T")
 
 
 class Hub:
@@ -47,7 +49,7 @@ class Hub:
     async def _add(self, cfg: ServerConfig, log_path: Path) -> None:
         self._conns[cfg.name] = Connection(cfg, log_path, self._on_change)
 
-    def _run(self, coro: Any, timeout: float | None = None) -> Any:
+    def _run(self, coro: Coroutine[Any, Any, _T], timeout: float | None = None) -> _T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
     # ---------------------------------------------------------------- servers
@@ -113,14 +115,16 @@ class Hub:
         name = conn.config.name
         if conn.state.status == "disabled":
             raise ServerUnavailable(f"MCP server {name!r} is disabled in the config")
-        if conn.session is None:
+        session = conn.session
+        if session is None:
             state = await conn.start()
-            if state.status != "ready":
+            session = conn.session
+            if state.status != "ready" or session is None:
                 raise ServerUnavailable(f"MCP server {name!r} is not available: {state.error}")
         started = time.perf_counter()
         try:
             result = await asyncio.wait_for(
-                conn.session.call_tool(tool, arguments, read_timeout_seconds=timeout),
+                session.call_tool(tool, arguments, read_timeout_seconds=timeout),
                 timeout + 1)
         except TimeoutError:
             raise ToolTimeout(f"{name}.{tool} did not answer within {timeout:g} s") from None
