@@ -101,7 +101,7 @@ def activate(run_id: int, db_path: str = "") -> Path:
 
 
 def follow(run_dir: Path, on_line: Callable[[str], None], *,
-           on_start: Callable[[subprocess.Popen], None] | None = None,
+           on_start: Callable[[subprocess.Popen[str]], None] | None = None,
            merge_stderr: bool = False) -> int:
     """Run the training process of ``run_dir`` to its end; returns its exit code.
 

@@ -91,6 +91,13 @@ class FinetuneScreen(TableScreen):
             self.run_id = run_id
             super().__init__()
 
+    class ChildStarted(Message):
+        """The training process is running: the screen keeps it, to stop it."""
+
+        def __init__(self, child: subprocess.Popen[str]) -> None:
+            self.child = child
+            super().__init__()
+
     class Ended(Message):
         def __init__(self, run_id: int, code: int) -> None:
             self.run_id = run_id
@@ -107,7 +114,7 @@ class FinetuneScreen(TableScreen):
     def __init__(self) -> None:
         super().__init__()
         self.survey: Survey | None = None
-        self.child: subprocess.Popen | None = None
+        self.child: subprocess.Popen[str] | None = None
         self.live: RunView | None = None  # the run this app started, while it runs
         self.shown: RunView | None = None
 
@@ -198,8 +205,8 @@ class FinetuneScreen(TableScreen):
             if (event := parse_progress(raw)) is not None:
                 self.post_message(self.Progress(event, run_id))
 
-        def started(child: subprocess.Popen) -> None:
-            self.child = child
+        def started(child: subprocess.Popen[str]) -> None:
+            self.post_message(self.ChildStarted(child))
 
         code = follow(run_dir, line, on_start=started, merge_stderr=True)
         self.post_message(self.Ended(run_id, code))
@@ -253,6 +260,9 @@ class FinetuneScreen(TableScreen):
     def on_finetune_screen_replayed(self, message: Replayed) -> None:
         if self.selected == str(message.view.run_id):
             self.show(message.view)
+
+    def on_finetune_screen_child_started(self, message: ChildStarted) -> None:
+        self.child = message.child
 
     def on_finetune_screen_started(self, message: Started) -> None:
         self.live = RunView(message.run_id)
