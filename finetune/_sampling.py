@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # torch and transformers load with the policy that calls these
+    from torch import Generator, Tensor
+    from transformers import PreTrainedTokenizerBase
 
 
-def sample_token(logits: Any, temperature: float, top_p: float, rng: Any) -> int:
+def sample_token(logits: Tensor, temperature: float, top_p: float,
+                 rng: Generator | None) -> int:
     """Greedy at temperature 0; else temperature, then nucleus (top-p) sampling."""
     import torch
 
@@ -29,7 +35,7 @@ class Detokenizer:
     held back while it ends in an incomplete character.
     """
 
-    def __init__(self, tokenizer: Any) -> None:
+    def __init__(self, tokenizer: PreTrainedTokenizerBase) -> None:
         self.tokenizer = tokenizer
         self.ids: list[int] = []
         self.prefix = 0  # window start
@@ -43,7 +49,9 @@ class Detokenizer:
         return self._advance(final=True)
 
     def _advance(self, final: bool) -> str:
-        decode = self.tokenizer.decode
+        # transformers types decode as str | list[str] (the list for batches); one list of
+        # ids always decodes to one str.
+        decode: Callable[..., str] = self.tokenizer.decode  # pyright: ignore[reportAssignmentType]
         before = decode(self.ids[self.prefix:self.read], skip_special_tokens=True)
         after = decode(self.ids[self.prefix:], skip_special_tokens=True)
         if len(after) <= len(before) or (after.endswith("\ufffd") and not final):

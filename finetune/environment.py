@@ -23,12 +23,17 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from deskmate.app.llm.base import ChatModel
 from deskmate.finetune.rollout import Rollout, RolloutSettings, run_rollout
 from deskmate.finetune.tasks import TrainTask
 from deskmate.finetune.toolgate import ToolGate
+
+if TYPE_CHECKING:
+    from deskmate.app.store.db import Database
+    from deskmate.finetune.eval.suite import Suite
+    from deskmate.tools.hub import Hub
 
 EnvironmentFor = Callable[[TrainTask], contextlib.AbstractContextManager["Environment"]]
 
@@ -37,7 +42,7 @@ EnvironmentFor = Callable[[TrainTask], contextlib.AbstractContextManager["Enviro
 class Environment:
     prompt: str  # the task as this world words it (a suite's ${WORKSPACE} filled in)
     gate: ToolGate  # every tool call of the rollout goes through it
-    hub: Any = None  # whose tools the agent sees; None: no tools
+    hub: Hub | None = None  # whose tools the agent sees; None: no tools
     # The task's own score of a final answer in this world (None from it: the task has
     # no deterministic check); None here: the rubric's answer checks score the answer.
     check: Callable[[str], float | None] | None = None
@@ -49,7 +54,7 @@ def no_tools(task: TrainTask) -> Iterator[Environment]:
     yield Environment(task.prompt, ToolGate([], None))
 
 
-def user_environment(hub: Any, db: Any) -> EnvironmentFor:
+def user_environment(hub: Hub | None, db: Database) -> EnvironmentFor:
     """The user's servers (``hub``, None: none), with the calls of their sessions to replay."""
     from deskmate.finetune.toolgate import recorded_results
 
@@ -65,7 +70,7 @@ def user_environment(hub: Any, db: Any) -> EnvironmentFor:
     return environment
 
 
-def suite_environment(suite: Any, *, site_url: str = "",
+def suite_environment(suite: Suite, *, site_url: str = "",
                       bins: Sequence[Path] = ()) -> EnvironmentFor:
     """A fresh workspace and server set for every rollout of a task of ``suite``.
 
@@ -76,7 +81,7 @@ def suite_environment(suite: Any, *, site_url: str = "",
     from deskmate.finetune.eval.suite import substitute
     from deskmate.finetune.eval.workspace import WorkspaceError, prepare_workspace, start_servers
 
-    def start(task_id: str, root: Path) -> tuple[Any, Path, dict[str, str]]:
+    def start(task_id: str, root: Path) -> tuple[Hub, Path, dict[str, str]]:
         """The task's workspace under ``root`` and its servers, all ready; else why not."""
         if task_id not in suite.tasks:
             raise WorkspaceError(f"{suite.path}: no task {task_id!r} in the suite any more "

@@ -18,9 +18,16 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from deskmate.app.llm.gguf_file import GGUFError, inspect_gguf
+
+if TYPE_CHECKING:  # peft and numpy come with the finetune extra, loaded when exporting
+    import numpy as np
+    from numpy.typing import NDArray
+    from peft import PeftModel
+
+    Weights = NDArray[np.float32]
 
 # HF module name -> llama.cpp tensor name (the part after "blk.N.").
 TENSOR_NAMES = {
@@ -51,7 +58,7 @@ class _Base:
     permute_qk: bool
 
 
-def export_gguf_adapter(model: Any, out_path: str | Path, *, base_gguf: str | Path,
+def export_gguf_adapter(model: PeftModel, out_path: str | Path, *, base_gguf: str | Path,
                         overwrite: bool = False) -> Path:
     """Write ``model``'s LoRA (a PEFT model) to ``out_path`` for the base ``base_gguf``.
 
@@ -109,11 +116,14 @@ def _read_base(path: Path) -> _Base:
     return _Base(arch, n_layer, n_head, n_head_kv, ARCHITECTURES[arch])
 
 
-def _lora_tensors(model: Any, base: _Base) -> tuple[float, list[tuple[str, Any]]]:
+def _lora_tensors(model: PeftModel, base: _Base) -> tuple[float, list[tuple[str, Weights]]]:
     """alpha for llama.cpp, and the (gguf name, float32 array) pairs in a stable order."""
-    from peft import get_peft_model_state_dict
+    from peft import LoraConfig, get_peft_model_state_dict
 
-    config = model.peft_config[model.active_adapter]
+    config = model.active_peft_config
+    if not isinstance(config, LoraConfig):
+        raise ExportError(f"{type(config).__name__} has no llama.cpp adapter form: train "
+                          "with plain LoRA")
     for flag, what in ((getattr(config, "use_dora", False), "DoRA"),
                        (config.alpha_pattern, "per-module alpha (alpha_pattern)"),
                        (config.rank_pattern, "per-module rank (rank_pattern)"),
@@ -123,7 +133,7 @@ def _lora_tensors(model: Any, base: _Base) -> tuple[float, list[tuple[str, Any]]
     # llama.cpp scales by alpha / r; rsLoRA scales by alpha / sqrt(r).
     alpha = config.lora_alpha * (math.sqrt(config.r) if config.use_rslora else 1.0)
 
-    pairs: dict[tuple[int, str], dict[str, Any]] = {}
+    pairs: dict[tuple[int, str], dict[str, Weights]] = {}
     for key, value in get_peft_model_state_dict(model).items():
         match = _LORA_KEY.search(key)
         if match is None:
@@ -149,7 +159,7 @@ def _lora_tensors(model: Any, base: _Base) -> tuple[float, list[tuple[str, Any]]
     return float(alpha), tensors
 
 
-def permute_rows(weights: Any, n_head: int) -> Any:
+def permute_rows(weights: Weights, n_head: int) -> Weights:
     """llama.cpp's q/k row order: within each head, interleave the two rotary halves.
 
     The same reshape as ``LlamaModel.permute`` in llama.cpp's convert_hf_to_gguf.py.

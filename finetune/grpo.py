@@ -3,7 +3,7 @@
 One step: pick ``tasks_per_step`` tasks, run ``group_size`` rollouts of each through the
 agent (``generate``), score every rollout with its rubric and checks (``score``), turn
 the rewards of each group into advantages and take one optimizer step on the policy's
-own tokens (``update``). ``finetune/run.py`` loops over steps, checkpoints, reports.
+own tokens (``update``). ``finetune/train.py`` loops over steps, checkpoints, reports.
 
 Simplifications, on purpose (as in nanochat's chat_rl.py):
 - Advantages are group-normalised: (r - mean) / std within a group (population std).
@@ -23,12 +23,23 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:  # torch is imported by the functions that need it, not at import time
+    from torch import Tensor
+    from torch.nn import Parameter
+    from torch.optim import Optimizer
 
 # Per-token log-probabilities of a batch of completions after their prompts, right-padded:
 # (logprobs, mask), both [batch, longest completion]; differentiable through the LoRA.
 # finetune/policy.py's batch_logprobs is this function for the real policy.
-LogprobFn = Callable[[Sequence[Sequence[int]], Sequence[Sequence[int]]], tuple[Any, Any]]
+LogprobFn = Callable[[Sequence[Sequence[int]], Sequence[Sequence[int]]],
+                     "tuple[Tensor, Tensor]"]
+
+# What the loop carries without looking inside: a task (an id, or the task itself) and
+# one rollout of it (whatever rollout_fn returns; samples_of reads its model calls).
+TaskT = TypeVar("TaskT")
+RolloutT = TypeVar("RolloutT")
 
 
 @dataclass(frozen=True)
@@ -93,8 +104,9 @@ def group_advantages(rewards: Sequence[float], eps: float = 1e-6) -> list[float]
     return [(r - mean) / std for r in rewards]
 
 
-def token_losses(new_logp: Any, old_logp: Any, advantage: Any, clip_eps: float,
-                 ref_logp: Any = None, kl_beta: float = 0.0) -> tuple[Any, Any, Any]:
+def token_losses(new_logp: Tensor, old_logp: Tensor, advantage: Tensor | float,
+                 clip_eps: float, ref_logp: Tensor | None = None,
+                 kl_beta: float = 0.0) -> tuple[Tensor, Tensor, Tensor]:
     """Per-token loss; returns (loss, kl, clipped) shaped like ``new_logp``.
 
     ``advantage`` is a number or a tensor that broadcasts (one per row of a batch).
@@ -120,7 +132,7 @@ def token_losses(new_logp: Any, old_logp: Any, advantage: Any, clip_eps: float,
 # ---------------------------------------------------------------- generate / score / update
 
 
-def pick_tasks(task_ids: Sequence[Any], config: GRPOConfig, step: int) -> list[Any]:
+def pick_tasks(task_ids: Sequence[TaskT], config: GRPOConfig, step: int) -> list[TaskT]:
     """The tasks of one step: a fixed shuffle per epoch, so a resumed run picks the same."""
     n = len(task_ids)
     if n == 0:
@@ -135,8 +147,8 @@ def pick_tasks(task_ids: Sequence[Any], config: GRPOConfig, step: int) -> list[A
     return out
 
 
-def generate(tasks: Sequence[Any], rollout_fn: Callable[[Any, int], Any],
-             config: GRPOConfig, step: int) -> list[list[Any]]:
+def generate(tasks: Sequence[TaskT], rollout_fn: Callable[[TaskT, int], RolloutT],
+             config: GRPOConfig, step: int) -> list[list[RolloutT]]:
     """``group_size`` rollouts per task; sampling is seeded by (seed, step)."""
     import torch
 
@@ -145,14 +157,14 @@ def generate(tasks: Sequence[Any], rollout_fn: Callable[[Any, int], Any],
     return [[rollout_fn(task, g) for g in range(config.group_size)] for task in tasks]
 
 
-def score(groups: Sequence[Sequence[Any]],
-          score_group: Callable[[Sequence[Any]], list[float]]) -> list[list[float]]:
+def score(groups: Sequence[Sequence[RolloutT]],
+          score_group: Callable[[Sequence[RolloutT]], list[float]]) -> list[list[float]]:
     """A reward for every rollout; scoring sees a whole group at once (judge batching)."""
     return [list(score_group(group)) for group in groups]
 
 
-def trainables(groups: Sequence[Sequence[Any]], rewards: Sequence[Sequence[float]],
-               samples_of: Callable[[Any], Sequence[Sample]]) -> list[Trainable]:
+def trainables(groups: Sequence[Sequence[RolloutT]], rewards: Sequence[Sequence[float]],
+               samples_of: Callable[[RolloutT], Sequence[Sample]]) -> list[Trainable]:
     """Samples of every rollout in a group with signal, with their advantage."""
     out = []
     for group, group_rewards in zip(groups, rewards, strict=True):
@@ -166,8 +178,8 @@ def trainables(groups: Sequence[Sequence[Any]], rewards: Sequence[Sequence[float
     return out
 
 
-def update(batch: Sequence[Trainable], logprobs: LogprobFn, parameters: Sequence[Any],
-           optimizer: Any, config: GRPOConfig, ref_logprobs: LogprobFn | None = None
+def update(batch: Sequence[Trainable], logprobs: LogprobFn, parameters: Sequence[Parameter],
+           optimizer: Optimizer, config: GRPOConfig, ref_logprobs: LogprobFn | None = None
            ) -> UpdateStats:
     """``updates_per_batch`` optimizer steps on ``batch``, accumulating micro-batches."""
     import torch
@@ -205,5 +217,5 @@ def update(batch: Sequence[Trainable], logprobs: LogprobFn, parameters: Sequence
                        clipped=clipped_sum / tokens, grad_norm=grad_norm)
 
 
-def _logprobs(fn: LogprobFn, chunk: Sequence[Trainable]) -> tuple[Any, Any]:
+def _logprobs(fn: LogprobFn, chunk: Sequence[Trainable]) -> tuple[Tensor, Tensor]:
     return fn([t.sample.prompt_ids for t in chunk], [t.sample.completion_ids for t in chunk])

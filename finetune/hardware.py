@@ -102,13 +102,13 @@ def arch_of_gguf(path: Path) -> Arch | None:
     hidden, heads = get("embedding_length"), get("attention.head_count")
     tokens = re.fullmatch(r"<array of (\d+)>", str(meta.get("tokenizer.ggml.tokens", "")))
     vocab = get("vocab_size") or (int(tokens.group(1)) if tokens else None)
-    values = (hidden, get("block_count"), heads, get("feed_forward_length"), vocab)
-    if any(v is None for v in values) or not heads:
+    layers, intermediate = get("block_count"), get("feed_forward_length")
+    if hidden is None or layers is None or intermediate is None or vocab is None or not heads:
         return None
     head_dim = get("attention.key_length") or hidden // heads
-    return Arch(hidden=hidden, layers=get("block_count"), heads=heads,
+    return Arch(hidden=hidden, layers=layers, heads=heads,
                 kv_heads=get("attention.head_count_kv") or heads, head_dim=head_dim,
-                intermediate=get("feed_forward_length"), vocab=vocab)
+                intermediate=intermediate, vocab=vocab)
 
 
 def vram_estimate(arch: Arch = QWEN3_4B, *, rank: int = 16, seq_len: int = 4096,

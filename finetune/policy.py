@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deskmate.app.llm.base import (
     ChatMessage,
@@ -35,6 +35,11 @@ from deskmate.app.llm.base import (
 )
 from deskmate.app.llm.stops import StopMatcher
 from deskmate.finetune._sampling import Detokenizer, sample_token
+
+if TYPE_CHECKING:  # torch, peft and transformers load with the first policy
+    from peft import PeftModel
+    from torch import Generator, Tensor
+    from transformers import PreTrainedTokenizerBase
 
 
 @dataclass(frozen=True)
@@ -56,8 +61,8 @@ class PolicyConfig:
 class Policy:
     """A loaded policy: the PEFT-wrapped model and what it takes to prompt it."""
 
-    model: Any  # a PEFT model (LoRA enabled); its base is frozen
-    tokenizer: Any
+    model: PeftModel  # LoRA enabled (unsloth's too); its base is frozen
+    tokenizer: PreTrainedTokenizerBase
     device: str  # "cuda" or "cpu"
     config: PolicyConfig
     name: str  # shown in ModelInfo and logs
@@ -67,9 +72,13 @@ class Policy:
     def render(self, messages: Sequence[ChatMessage],
                tools: Sequence[dict[str, Any]] = ()) -> str:
         """The prompt text for ``messages``, ending where the assistant's reply starts."""
+        # transformers types the template as str | dict (named templates) and the result
+        # as str or token ids: a tokenizer loaded here has one template, and tokenize=False
+        # returns the text.
+        template: str = self.tokenizer.chat_template or ""  # pyright: ignore[reportAssignmentType]
         try:
-            return self.tokenizer.apply_chat_template(
-                [m.for_template(self.tokenizer.chat_template or "") for m in messages],
+            return self.tokenizer.apply_chat_template(  # pyright: ignore[reportReturnType]
+                [m.for_template(template) for m in messages],
                 tools=list(tools) or None,
                 add_generation_prompt=True, tokenize=False)
         except Exception as exc:  # jinja raises many types; all mean "template failed"
@@ -152,7 +161,7 @@ def _load_peft(base: str | Path, config: PolicyConfig, device: str) -> Policy:
         model = AutoModelForCausalLM.from_pretrained(where, dtype=dtype, **extra)
     except (OSError, ValueError) as exc:
         raise ModelError(f"transformers could not load {base}: {exc}") from exc
-    model.to(device)
+    model.to(device)  # pyright: ignore[reportArgumentType] - transformers' .to is wrapped
     lora = LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha,
                       lora_dropout=config.lora_dropout,
                       target_modules=list(config.target_modules), bias="none",
@@ -161,8 +170,8 @@ def _load_peft(base: str | Path, config: PolicyConfig, device: str) -> Policy:
     return _policy(model, tokenizer, device, config, str(base), "peft")
 
 
-def _policy(model: Any, tokenizer: Any, device: str, config: PolicyConfig, base: str,
-            backend: str) -> Policy:
+def _policy(model: PeftModel, tokenizer: PreTrainedTokenizerBase, device: str,
+            config: PolicyConfig, base: str, backend: str) -> Policy:
     if not tokenizer.chat_template:
         from deskmate.app.llm.llamacpp import CHATML_TEMPLATE  # llama.cpp falls back to it too
 
@@ -176,7 +185,7 @@ def _policy(model: Any, tokenizer: Any, device: str, config: PolicyConfig, base:
     eos = set(eos) if isinstance(eos, list) else {eos}
     return Policy(model=model, tokenizer=tokenizer, device=device, config=config,
                   name=Path(base).name, backend=backend,
-                  eos_ids=frozenset(i for i in eos if i is not None))
+                  eos_ids=frozenset(i for i in eos if isinstance(i, int)))
 
 
 # ---------------------------------------------------------------- generation
@@ -213,7 +222,7 @@ class PolicyChatModel:
             context_size=policy.config.max_seq_len,
             architecture=getattr(policy.model.config, "model_type", ""), path=policy.name)
         self._lock = threading.Lock()
-        self._rng: Any = None  # torch.Generator for calls without a seed, made lazily
+        self._rng: Generator | None = None  # for calls without a seed, made lazily
 
     @property
     def last_call(self) -> GenerationRecord | None:
@@ -299,7 +308,7 @@ class PolicyChatModel:
                             evaluated_tokens=len(prompt))
         yield Finished(stops.text, finish, usage)
 
-    def _generator(self, seed: int | None) -> Any:
+    def _generator(self, seed: int | None) -> Generator:
         import torch
 
         if seed is not None:
@@ -317,7 +326,7 @@ class PolicyChatModel:
 
 
 def sequence_logprobs(policy: Policy, prompt_ids: Sequence[int],
-                      completion_ids: Sequence[int], *, temperature: float = 1.0) -> Any:
+                      completion_ids: Sequence[int], *, temperature: float = 1.0) -> Tensor:
     """log p(completion token | everything before it), one value per completion token.
 
     Differentiable (call it with grad enabled for the loss); shape ``[len(completion)]``.
@@ -329,7 +338,7 @@ def sequence_logprobs(policy: Policy, prompt_ids: Sequence[int],
 
 def batch_logprobs(policy: Policy, prompts: Sequence[Sequence[int]],
                    completions: Sequence[Sequence[int]], *,
-                   temperature: float = 1.0) -> tuple[Any, Any]:
+                   temperature: float = 1.0) -> tuple[Tensor, Tensor]:
     """Per-token log-probs of several completions in one forward pass.
 
     Returns ``(logprobs, mask)``, both ``[batch, longest completion]``; ``mask`` is 1.0

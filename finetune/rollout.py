@@ -18,13 +18,17 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.modes import Mode
 from deskmate.app.llm.base import ChatMessage, ChatModel, GenerationParams, StreamEvent
 from deskmate.finetune.grpo import GRPOConfig, Sample
 from deskmate.finetune.toolgate import GatedHub, ToolGate, TrainingPolicy
+
+if TYPE_CHECKING:
+    from deskmate.tools.hub import Hub
 
 
 @dataclass(frozen=True)
@@ -74,11 +78,11 @@ def rollout_seed(seed: int, step: int, task_key: str, index: int) -> int:
 
 @dataclass(frozen=True)
 class RolloutSettings:
-    mode: str = "code"  # the agent's mode: code (sandbox) or eager (native tool calls)
+    mode: Mode = "code"  # the agent's mode: code (sandbox) or eager (native tool calls)
     limits: AgentLimits = AgentLimits(max_steps=6, max_tokens=512, temperature=1.0)
 
     @classmethod
-    def of(cls, mode: str, config: GRPOConfig, temperature: float | None = None
+    def of(cls, mode: Mode, config: GRPOConfig, temperature: float | None = None
            ) -> RolloutSettings:
         """The agent limits of ``config`` (at ``temperature`` instead of its own, if given)."""
         return cls(mode, AgentLimits(
@@ -87,7 +91,7 @@ class RolloutSettings:
 
 
 def run_rollout(model: ChatModel, task_key: str, prompt: str, gate: ToolGate, *,
-                hub: Any = None, settings: RolloutSettings = RolloutSettings(),
+                hub: Hub | None = None, settings: RolloutSettings = RolloutSettings(),
                 seed: int = 0) -> Rollout:
     """One attempt at ``prompt``.
 

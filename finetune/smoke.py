@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deskmate.finetune.grpo import GRPOConfig
 from deskmate.finetune.judge import Judge
@@ -21,6 +21,9 @@ from deskmate.finetune.progress import Emit
 from deskmate.finetune.rollout import RolloutSettings
 from deskmate.finetune.rubrics import Checks, Rubric
 from deskmate.finetune.tasks import TrainTask
+
+if TYPE_CHECKING:
+    from deskmate.finetune.policy import Policy
 
 PROMPTS = ("Say yes or no.", "Answer with one word, yes or no.")
 CHECK = Checks(answer_regex=r"(?i)\bno\b")
@@ -82,7 +85,7 @@ def _mean(values: list[float]) -> float:
     return round(sum(values) / len(values), 1) if values else 0.0
 
 
-def logit_shift_correlation(policy: Any, gguf: Path, adapter: Path) -> float:
+def logit_shift_correlation(policy: Policy, gguf: Path, adapter: Path) -> float:
     """Correlation of (adapter - base) next-token logits: PyTorch vs llama.cpp on Q4."""
     import llama_cpp
     import numpy as np

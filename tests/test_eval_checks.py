@@ -8,7 +8,7 @@ import pytest
 
 from deskmate.finetune.eval.checks import score_task
 from deskmate.finetune.eval.report import markdown_table, plot, summarize, summary_table, task_table
-from deskmate.finetune.eval.runner import TaskRun
+from deskmate.finetune.eval.results import TaskRun
 from deskmate.finetune.eval.suite import Checks, Task
 
 

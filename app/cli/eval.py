@@ -5,11 +5,20 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 import click
 
 from deskmate.app.cli.common import EXIT_USAGE, Env, fail
 from deskmate.app.cli.model_loading import load_model
+
+if TYPE_CHECKING:
+    from deskmate.finetune.eval import TaskRun
+
+
+def _shown(result: TaskRun | None) -> str | None:
+    """The progress bar's note: the task run that just finished."""
+    return f"{result.mode} {result.task}" if result else None
 
 
 @click.command("eval")
@@ -38,8 +47,9 @@ from deskmate.app.cli.model_loading import load_model
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a PNG chart comparing the modes (needs deskmate[plot]).")
 @click.pass_obj
-def eval_command(env: Env, suite_path: Path, mode: str, model: str | None,
-                 task_ids: str | None, repeats: int, max_steps: int, max_tokens: int | None,
+def eval_command(env: Env, suite_path: Path, mode: Literal["code", "eager", "both"],
+                 model: str | None, task_ids: str | None, repeats: int, max_steps: int,
+                 max_tokens: int | None,
                  temperature: float | None, bins: tuple[Path, ...], keep_workspaces: bool,
                  as_json: bool, plot_path: Path | None) -> None:
     """Evaluate the agent on the tasks of a suite and report success, cost and time.
@@ -75,8 +85,8 @@ def eval_command(env: Env, suite_path: Path, mode: str, model: str | None,
     try:
         with click.progressbar(length=total, label=f"{suite.name} · {llm.info.name}",
                                file=sys.stderr, show_pos=True,
-                               item_show_func=lambda r: r and f"{r.mode} {r.task}") as bar:
-            def advance(result) -> None:
+                               item_show_func=_shown) as bar:
+            def advance(result: TaskRun) -> None:
                 bar.update(1, result)
                 if result.error:
                     click.echo(f"\n{result.mode} {result.task}: {result.error}", err=True)
@@ -103,7 +113,8 @@ def eval_command(env: Env, suite_path: Path, mode: str, model: str | None,
 
 
 def _check_matplotlib() -> None:
+    # The plot extra: optional, so not in the venv `make lint` type-checks with.
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # pyright: ignore[reportMissingImports] # noqa: F401
     except ImportError:
         fail("--plot needs matplotlib: pip install 'deskmate[plot]'", EXIT_USAGE)

@@ -18,7 +18,7 @@ from deskmate.finetune.eval.suite import Suite, Task
 
 if TYPE_CHECKING:
     from deskmate.app.store.db import Database
-    from deskmate.finetune.eval.runner import TaskRun
+    from deskmate.finetune.eval.results import TaskRun
 
 
 def _json(value: Any) -> str:

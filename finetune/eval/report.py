@@ -18,6 +18,9 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from deskmate.app.agent.modes import Mode
+from deskmate.finetune.eval.results import TaskRun
+
 COLUMNS = (("success_rate", "success", "{:.0%}"), ("mean_score", "score", "{:.2f}"),
            ("prompt_tokens_mean", "prompt tok", "{:,.0f}"),
            ("model_calls_mean", "model calls", "{:.1f}"),
@@ -28,8 +31,8 @@ def _mean(values: Sequence[float]) -> float | None:
     return round(fmean(values), 4) if values else None
 
 
-def summarize(results: Sequence[Any]) -> dict[str, Any]:
-    by_mode: dict[str, list[Any]] = defaultdict(list)
+def summarize(results: Sequence[TaskRun]) -> dict[str, Any]:
+    by_mode: dict[str, list[TaskRun]] = defaultdict(list)
     for r in results:
         by_mode[r.mode].append(r)
     modes = {}
@@ -42,7 +45,7 @@ def summarize(results: Sequence[Any]) -> dict[str, Any]:
                 per_task[r.task].append(r.score)
         modes[mode] = {
             "success_rate": _mean([float(bool(r.success)) for r in scored]),
-            "mean_score": _mean([r.score for r in scored]),
+            "mean_score": _mean([r.score for r in runs if r.score is not None]),
             "prompt_tokens_mean": _mean([r.prompt_tokens for r in runs]),
             "model_calls_mean": _mean([r.model_calls for r in runs]),
             "tool_calls_mean": _mean([r.tool_calls for r in runs]),
@@ -54,7 +57,7 @@ def summarize(results: Sequence[Any]) -> dict[str, Any]:
     return {"modes": modes}
 
 
-def _cell(fmt: str, value: Any) -> str:
+def _cell(fmt: str, value: float | None) -> str:
     return "–" if value is None else fmt.format(value)
 
 
@@ -67,7 +70,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
                       *(line(r) for r in rows)])
 
 
-def task_table(results: Sequence[Any], mode: str) -> str:
+def task_table(results: Sequence[TaskRun], mode: Mode) -> str:
     """One row per task run of ``mode``."""
     rows = []
     for r in results:
@@ -100,10 +103,11 @@ def markdown_table(summary: dict[str, Any], label: str = "") -> str:
 def plot(summary: dict[str, Any], path: Path, title: str = "") -> None:
     """A PNG with one bar chart per metric, the modes side by side (needs deskmate[plot];
     ``deskmate eval --plot`` checks for it before the run)."""
-    import matplotlib
+    # The plot extra: optional, so not in the venv `make lint` type-checks with.
+    import matplotlib  # pyright: ignore[reportMissingImports]
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # pyright: ignore[reportMissingImports]
     modes = list(summary["modes"])
     fig, axes = plt.subplots(1, len(COLUMNS), figsize=(3 * len(COLUMNS), 3.2))
     for ax, (key, label, _) in zip(axes, COLUMNS, strict=True):

@@ -14,45 +14,31 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.modes import MODES, Mode
 from deskmate.app.llm.base import ChatModel
-from deskmate.finetune.eval.checks import CheckResult, score_task
+from deskmate.finetune.eval.checks import score_task
 from deskmate.finetune.eval.record import add_result, finish_run, start_run, task_row
 from deskmate.finetune.eval.report import summarize
+from deskmate.finetune.eval.results import TaskRun
 from deskmate.finetune.eval.site import LocalSite
 from deskmate.finetune.eval.suite import Suite, Task, substitute
 from deskmate.finetune.eval.workspace import WorkspaceError, prepare_workspace, start_servers
 
-MODES = ("code", "eager")
-
-
-@dataclass(frozen=True)
-class TaskRun:
-    task: str
-    mode: str
-    repeat: int  # 0-based
-    score: float | None  # None: no deterministic check (rubric only)
-    success: bool | None
-    checks: tuple[CheckResult, ...]
-    status: str  # the turn's status, or "error" when the run could not happen
-    answer: str
-    prompt_tokens: int = 0
-    model_calls: int = 0
-    tool_calls: int = 0
-    wall_s: float = 0.0
-    session_id: str | None = None
-    error: str = ""  # infrastructure failure (server, sandbox), not the model's
+if TYPE_CHECKING:
+    from deskmate.app.store.db import Database
+    from deskmate.tools.sandbox import Limits
 
 
 @dataclass(frozen=True)
 class EvalSettings:
-    modes: tuple[str, ...] = ("code",)
+    modes: tuple[Mode, ...] = ("code",)
     repeats: int = 1
     limits: AgentLimits = AgentLimits()
-    sandbox_limits: Any = None  # tools.sandbox.Limits for code mode; None: its defaults
+    sandbox_limits: Limits | None = None  # for code mode; None: the sandbox's defaults
     bins: tuple[Path, ...] = ()  # folders of server executables (workspace.py)
     keep_workspaces: bool = False  # leave each task's temp folder for inspection
 
@@ -64,18 +50,19 @@ class EvalOutcome:
     summary: dict  # report.summarize(...)
 
 
-ModelFor = Callable[[Task, str], ChatModel]  # the model to use for a task in a mode
+ModelFor = Callable[[Task, Mode], ChatModel]  # the model to use for a task in a mode
 
 
 def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
-             settings: EvalSettings = EvalSettings(), *, db=None, model_name: str = "",
+             settings: EvalSettings = EvalSettings(), *, db: Database | None = None,
+             model_name: str = "",
              on_result: Callable[[TaskRun], None] | None = None,
              cancel: threading.Event | None = None) -> EvalOutcome:
     """Every task × mode × repeat; recorded as one eval run when ``db`` is given."""
     for mode in settings.modes:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}: use {' or '.join(MODES)}")
-    run_id = None
+    run_id: int | None = None
     if db is not None:
         run_id = start_run(db, model=model_name, config={
             "suite": str(suite.path.resolve()), "tasks": [t.id for t in tasks],
@@ -99,7 +86,7 @@ def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
                     result = run_task(suite, task, mode, model_for(task, mode), settings,
                                       site_url=site.url if site else "", db=db,
                                       repeat=repeat, cancel=cancel)
-                    if db is not None:
+                    if db is not None and run_id is not None:
                         add_result(db, run_id, task_rows[task.id], result)
                     results.append(result)
                     if on_result is not None:
@@ -112,13 +99,14 @@ def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
         if site is not None:
             site.close()
         summary = summarize(results)
-        if db is not None:
+        if db is not None and run_id is not None:
             finish_run(db, run_id, status=status, metrics=summary)
     return EvalOutcome(run_id, results, summary)
 
 
-def run_task(suite: Suite, task: Task, mode: str, model: ChatModel,
-             settings: EvalSettings = EvalSettings(), *, site_url: str = "", db=None,
+def run_task(suite: Suite, task: Task, mode: Mode, model: ChatModel,
+             settings: EvalSettings = EvalSettings(), *, site_url: str = "",
+             db: Database | None = None,
              repeat: int = 0, cancel: threading.Event | None = None) -> TaskRun:
     from deskmate.app.agent.factory import build_agent
     from deskmate.tools.policy import Policy

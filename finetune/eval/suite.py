@@ -74,6 +74,8 @@ class RubricItem:
 
 
 Verifier = Callable[[Path, str], float]
+# ``bad(key, message)``: an error naming the file being read and the key at fault.
+Bad = Callable[[str, str], SuiteError]
 
 
 @dataclass(frozen=True)
@@ -208,7 +210,7 @@ def _load_task(file: Path, servers: dict[str, Any], helpers: ModuleType | None) 
     return task
 
 
-def _checks(table: dict[str, Any], bad) -> Checks:
+def _checks(table: dict[str, Any], bad: Bad) -> Checks:
     for key in table:
         if key not in CHECK_KEYS:
             raise bad(f"check.{key}", f"unknown check (known: {', '.join(CHECK_KEYS)})")
@@ -234,7 +236,7 @@ def _checks(table: dict[str, Any], bad) -> Checks:
                   file_absent=tuple(absent))
 
 
-def _rubric(items: Any, bad) -> tuple[RubricItem, ...]:
+def _rubric(items: Any, bad: Bad) -> tuple[RubricItem, ...]:
     if not isinstance(items, list):
         raise bad("rubric", "expected [[rubric]] tables")
     out = []
@@ -286,7 +288,8 @@ def _import(file: Path, helpers: ModuleType | None = None) -> ModuleType:
 
 def _load_verify(file: Path, helpers: ModuleType | None) -> Verifier:
     module = _import(file, helpers)
-    verify = getattr(module, "verify", None)
+    # A suite's own code: what it defines is checked here, by callable() and the binding.
+    verify: Verifier | None = getattr(module, "verify", None)
     if not callable(verify):
         raise SuiteError(f"{file}: defines no function verify(workspace, answer)")
     try:
@@ -311,7 +314,7 @@ def _load_selections(file: Path, tasks: dict[str, Task]) -> dict[str, tuple[str,
     return out
 
 
-def _read_toml(file: Path) -> tuple[dict[str, Any], Callable[[str, str], SuiteError]]:
+def _read_toml(file: Path) -> tuple[dict[str, Any], Bad]:
     """The file's table, and ``bad(key, message)``: an error that names the file and key."""
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
@@ -324,19 +327,19 @@ def _read_toml(file: Path) -> tuple[dict[str, Any], Callable[[str, str], SuiteEr
     return data, bad
 
 
-def _strings(value: Any, key: str, bad) -> list[str]:
+def _strings(value: Any, key: str, bad: Bad) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise bad(key, "expected a list of strings")
     return list(value)
 
 
-def _table(value: Any, key: str, bad) -> dict[str, Any]:
+def _table(value: Any, key: str, bad: Bad) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise bad(key, "expected a table")
     return value
 
 
-def _relative(rel: str, key: str, bad) -> None:
+def _relative(rel: str, key: str, bad: Bad) -> None:
     path = PurePosixPath(rel)
     if not rel or path.is_absolute() or ".." in path.parts:
         raise bad(key, f"{rel!r} must be a relative path inside the workspace")

@@ -15,10 +15,9 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from deskmate.finetune.eval.suite import Suite, Task, substitute
-from deskmate.tools.hub import ServerConfig
+from deskmate.tools.hub import Hub, ServerConfig
 
 BIN_ENV = "DESKMATE_EVAL_BIN"
 GIT_USER = ("deskmate-eval", "eval@deskmate.invalid")
@@ -65,7 +64,7 @@ def server_configs(suite: Suite, task: Task, variables: dict[str, str],
 
 
 def start_servers(suite: Suite, task: Task, variables: dict[str, str],
-                  bins: Sequence[Path], log_dir: Path) -> Any:
+                  bins: Sequence[Path], log_dir: Path) -> Hub:
     """The task's servers, started and all ready (a ``tools.hub.Hub``, for the caller to
     close); WorkspaceError naming each one that is not, with the hub already closed."""
     from deskmate.tools.hub import Hub
