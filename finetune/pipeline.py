@@ -49,9 +49,9 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
         raise RunError(f"no CUDA GPU: training {base} on the CPU would take days. "
                        "The CPU path is for tiny models only (a .gguf under 1 GB, e.g. "
                        "`--model tiny`); run on a machine with an NVIDIA GPU.")
-    db = open_db(Path(spec.db_path) if spec.db_path else None)
     stack = contextlib.ExitStack()
     try:
+        db = stack.enter_context(open_db(Path(spec.db_path) if spec.db_path else None))
         judge_model = _lazy_judge(spec, stack)
         tasks, hub = _prepare_tasks(spec, db, run_dir, judge_model, stack, emit)
         train_tasks = [t for t in tasks if t.split == "train"]

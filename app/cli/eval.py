@@ -81,11 +81,10 @@ def eval_command(env: Env, suite_path: Path, mode: Literal["code", "eager", "bot
                             sandbox_limits=sandbox_limits, bins=tuple(bin_folders(bins)),
                             keep_workspaces=keep_workspaces)
     total = len(tasks) * len(modes) * repeats
-    db = open_db()
     try:
-        with click.progressbar(length=total, label=f"{suite.name} · {llm.info.name}",
-                               file=sys.stderr, show_pos=True,
-                               item_show_func=_shown) as bar:
+        with open_db() as db, click.progressbar(
+                length=total, label=f"{suite.name} · {llm.info.name}", file=sys.stderr,
+                show_pos=True, item_show_func=_shown) as bar:
             def advance(result: TaskRun) -> None:
                 bar.update(1, result)
                 if result.error:

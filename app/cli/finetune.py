@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from deskmate.app.cli.common import EXIT_FAILURE, EXIT_USAGE, Env, fail
+
+if TYPE_CHECKING:
+    from deskmate.app.store.db import Database
 
 
 @click.group("finetune", invoke_without_command=True)
@@ -135,9 +139,14 @@ def tasks(env: Env, exclude: tuple[str, ...], include: tuple[str, ...]) -> None:
     choice is kept for every later run (the Finetune screen's `t` makes the same).
     """
     from deskmate.app.store import open_db
+
+    with open_db() as db:
+        _tasks(db, exclude, include)
+
+
+def _tasks(db: Database, exclude: tuple[str, ...], include: tuple[str, ...]) -> None:
     from deskmate.finetune.tasks import choose_task, from_sessions
 
-    db = open_db()
     listed = {t.key: t for t in from_sessions(db, with_excluded=True)}
     for keys, included in ((exclude, False), (include, True)):
         for key in keys:
