@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from deskmate.app.llm.base import ChatMessage
+from deskmate.app.llm.base import ChatMessage, Role
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,9 @@ class MessageRecord:
     created_at: float
 
     def to_chat_message(self) -> ChatMessage:
-        return ChatMessage(role=self.role,  # type: ignore[arg-type]  # CHECK constraint
+        # The schema's CHECK constraint admits only the four roles, so the column's str is
+        # a Role; the store reads it as a plain str.
+        return ChatMessage(role=cast(Role, self.role),
                            content=self.content, tool_calls=self.tool_calls,
                            tool_call_id=self.tool_call_id)
 

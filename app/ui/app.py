@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from deskmate.app.agent.factory import AgentRuntime
     from deskmate.app.agent.modes import Mode
     from deskmate.app.ui.help import KeyGroups
+    from deskmate.app.ui.host import AppHost
     from deskmate.tools.hub import Hub
     from deskmate.tools.policy import Decision
 
@@ -369,6 +370,12 @@ class DeskmateApp(ModelWorkers, App[None]):
             self.hub.close()
         if self.model is not None:
             self.model.close()
+
+
+if TYPE_CHECKING:
+    # Screens see the app as an AppHost (they cannot import this module): the type
+    # checker holds DeskmateApp to that protocol here.
+    _host_check: type[AppHost] = DeskmateApp
 
 
 def key_groups() -> KeyGroups:

@@ -103,7 +103,7 @@ class ActionBlock(Collapsible):
             parts.append((f"  {self.status}", colour))
         if self.preview:
             parts.append(("  → " + self.preview, "$text-muted"))
-        self.title = Content.assemble(*parts)  # type: ignore[assignment]
+        self.title = Content.assemble(*parts)
 
 
 class FeedbackBar(Horizontal):

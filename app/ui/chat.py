@@ -40,6 +40,8 @@ from deskmate.app.ui.prompt import PromptArea
 from deskmate.app.ui.workers import ReportsWorkers
 
 if TYPE_CHECKING:
+    from textual.widgets.markdown import MarkdownStream
+
     from deskmate.app.agent import events as ev
     from deskmate.app.services.conversation import Conversation
     from deskmate.app.store import ResumedSession, SessionDetail
@@ -66,7 +68,8 @@ class ChatView(ReportsWorkers, Vertical):
             super().__init__()
 
     class NewSessionRequested(Message):
-        """The user typed ``/new``."""
+        """A fresh session is wanted: the user typed ``/new``, or deleted the current
+        session on the sessions screen."""
 
     class TurnStarting(Message):
         """A turn is about to run; setting ``cancel`` stops it."""
@@ -83,7 +86,7 @@ class ChatView(ReportsWorkers, Vertical):
         self.conversation = conversation
         self._cancel = threading.Event()
         self._reply: ReplyBlock | None = None
-        self._stream = None
+        self._stream: MarkdownStream | None = None
         self._actions: dict[str, ActionBlock] = {}
         self._denied: set[str] = set()
         self._tools_since_observation = 0
@@ -267,7 +270,9 @@ class ChatView(ReportsWorkers, Vertical):
 
         from deskmate.app.ui.blocks import ReplyBlock
 
-        if self._reply is None or self._reply.step != e.step:
+        # A delta with no open stream (its step's message already ended it) starts a reply
+        # of its own rather than writing into a finished one.
+        if self._stream is None or self._reply is None or self._reply.step != e.step:
             await self._end_stream()
             self._reply = ReplyBlock(step=e.step)
             self.add(self._reply)

@@ -55,6 +55,9 @@ def first_run_choice(app: ModelWorkers, choice: str | None) -> None:
     elif choice == "local":
         from deskmate.app.ui.dialogs import AskScreen
 
+        def answered(path: str | None) -> None:
+            if path:
+                app.use_model(path)
+
         app.push_screen(AskScreen("Path of the .gguf model file:",
-                                  placeholder="~/models/model.gguf"),
-                        lambda path: path and app.use_model(path))
+                                  placeholder="~/models/model.gguf"), answered)

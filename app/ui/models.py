@@ -7,7 +7,6 @@ move around; the app hands this screen its progress (``ShowsDownloads``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 from textual import work
@@ -19,6 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from deskmate.app.ui.dialogs import AskScreen
+from deskmate.app.ui.host import host
 from deskmate.app.ui.messages import ConfigChanged, DownloadProgress
 from deskmate.app.ui.tables import TableScreen
 from deskmate.app.ui.workers import post_fresh
@@ -69,7 +69,7 @@ class ModelsScreen(TableScreen):
         table.add_column("on this machine", key="state")
         table.add_column("description", key="description")
         table.focus()
-        self.show_download(self.app.download_state)  # type: ignore[attr-defined]
+        self.show_download(host(self).download_state)
         self.show_active()
         self.load()
 
@@ -78,7 +78,7 @@ class ModelsScreen(TableScreen):
         self.load()
 
     def show_active(self) -> None:
-        app: Any = self.app
+        app = host(self)
         cfg = app.config.model
         loaded = app.model.info.name if app.model is not None else "none loaded"
         adapter = Path(cfg.adapter).name if cfg.adapter else "no LoRA adapter"
@@ -101,7 +101,7 @@ class ModelsScreen(TableScreen):
     def load(self) -> None:
         from deskmate.app.services.models import known_models, local_model_files
 
-        active = self.app.config.model.name  # type: ignore[attr-defined]
+        active = host(self).config.model.name
         rows = []
         for model in known_models(active):
             state = "ready" if model.path else (f"{model.size_mb:,} MB to download"
@@ -135,26 +135,26 @@ class ModelsScreen(TableScreen):
 
     def action_use(self) -> None:
         if (spec := self.selected) is not None:
-            self.app.use_model(spec)  # type: ignore[attr-defined]
+            host(self).use_model(spec)
 
     def action_pull(self) -> None:
         if (spec := self.selected) is not None:
-            self.app.download_model(spec)  # type: ignore[attr-defined]
+            host(self).download_model(spec)
 
     def action_cancel_download(self) -> None:
-        if self.app.cancel_download():  # type: ignore[attr-defined]
+        if host(self).cancel_download():
             self.notify("cancelling the download …")
 
     def action_local(self) -> None:
         def answered(path: str | None) -> None:
             if path:
-                self.app.use_model(path)  # type: ignore[attr-defined]
+                host(self).use_model(path)
 
         self.app.push_screen(AskScreen("Path of a .gguf model file:",
                                        placeholder="~/models/model.gguf"), answered)
 
     def action_context(self) -> None:
-        current = str(self.app.config.model.context)  # type: ignore[attr-defined]
+        current = str(host(self).config.model.context)
         def answered(value: str | None) -> None:
             if value:
                 self.set_option("context", value)
@@ -163,7 +163,7 @@ class ModelsScreen(TableScreen):
                                        value=current), answered)
 
     def action_adapter(self) -> None:
-        current = self.app.config.model.adapter  # type: ignore[attr-defined]
+        current = host(self).config.model.adapter
         def answered(value: str | None) -> None:
             self.set_option("adapter", value or "")
 
@@ -180,6 +180,6 @@ class ModelsScreen(TableScreen):
                 raise ValueError(f"{value!r}: the context size is a number of tokens, e.g. 8192")
             typed = int(value)
         # A ConfigError (e.g. below the minimum) reaches the app's worker-failure handler.
-        config = set_model_option(key, typed, self.app.config_path)  # type: ignore
+        config = set_model_option(key, typed, host(self).config_path)
         self.app.post_message(ConfigChanged(config, f"{key} set to {value or 'none'}",
                                             reload_model=True))

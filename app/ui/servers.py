@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Footer, Header, Markdown, Static
 
 from deskmate.app.services import servers as server_ops
 from deskmate.app.ui.dialogs import AskScreen
+from deskmate.app.ui.host import host
 from deskmate.app.ui.messages import ConfigChanged, HubChanged
 from deskmate.app.ui.tables import TableScreen
 
@@ -98,15 +99,14 @@ class ServersScreen(TableScreen):
         self.refresh_table()
 
     def states(self) -> dict[str, ServerState]:
-        hub = self.app.hub  # type: ignore[attr-defined]
+        hub = host(self).hub
         return {s.name: s for s in hub.states()} if hub is not None else {}
 
     def refresh_table(self) -> None:
         """Redraw from the config and the hub's snapshots (no I/O)."""
-        app: Any = self.app
         states = self.states()
         rows = []
-        for name, cfg in app.config.mcp.servers.items():
+        for name, cfg in host(self).config.mcp.servers.items():
             state = states.get(name)
             status = "disabled" if not cfg.enabled else (state.status if state else "starting")
             tools = str(len(state.tools)) if state and state.status == "ready" else ""
@@ -144,7 +144,7 @@ class ServersScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="server-detail", exit_on_error=False)
     def load_stderr(self, name: str) -> None:
-        hub = self.app.hub  # type: ignore[attr-defined]
+        hub = host(self).hub
         try:
             text = hub.stderr(name, STDERR_LINES) if hub is not None else ""
         except Exception:  # the server is not in the running hub (added since)
@@ -155,20 +155,21 @@ class ServersScreen(TableScreen):
     def edit(self, change: Callable[[Path | None], server_ops.ConfigEdit]) -> None:
         """Write ``change(config_path)``; a ServerEditError reaches the app's worker-failure
         handler, which shows its message."""
-        app: Any = self.app
-        edit = change(app.config_path)
-        app.post_message(ConfigChanged(edit.config, edit.note, restart_hub=True))
+        edit = change(host(self).config_path)
+        self.app.post_message(ConfigChanged(edit.config, edit.note, restart_hub=True))
 
     @work(thread=True, exclusive=True, group="server-restart", exit_on_error=False)
     def restart_server(self, name: str) -> None:
-        app: Any = self.app
-        state = app.hub.restart(name)
-        app.post_message(HubChanged(state))
-        app.call_from_thread(app.build_agent)  # its tools may have changed
+        hub = host(self).hub
+        if hub is None:  # the whole hub is restarting (a config edit), this server with it
+            return
+        state = hub.restart(name)
+        self.app.post_message(HubChanged(state))
+        self.app.call_from_thread(host(self).build_agent)  # its tools may have changed
 
     @work(thread=True, group="server-test", exit_on_error=False)
     def probe(self, name: str) -> None:
-        config = self.app.config  # type: ignore[attr-defined]
+        config = host(self).config
         self.post_message(self.Tested(server_ops.probe_server(config, name)))
 
     # ---------------------------------------------------------------- handlers
@@ -215,7 +216,7 @@ class ServersScreen(TableScreen):
 
     def action_import(self) -> None:
         def import_(path: str, config_path: Path | None) -> server_ops.ConfigEdit:
-            existing = self.app.config.mcp.servers  # type: ignore[attr-defined]
+            existing = host(self).config.mcp.servers
             plan = server_ops.read_servers_file(Path(path), existing)  # existing names kept
             return server_ops.import_servers(plan, config_path)
 
@@ -230,7 +231,7 @@ class ServersScreen(TableScreen):
 
     def action_toggle_server(self) -> None:
         if (name := self.selected) is not None:
-            cfg = self.app.config.mcp.servers[name]  # type: ignore[attr-defined]
+            cfg = host(self).config.mcp.servers[name]
             self.edit(partial(server_ops.set_enabled, name, not cfg.enabled))
 
     def action_restart(self) -> None:

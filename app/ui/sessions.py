@@ -7,7 +7,7 @@ message back; the screen only draws what arrives.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -17,7 +17,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Markdown, Static
 
+from deskmate.app.ui.chat import ChatView
 from deskmate.app.ui.dialogs import AskScreen, ConfirmScreen
+from deskmate.app.ui.host import host
 from deskmate.app.ui.messages import SessionResumed
 from deskmate.app.ui.tables import TableScreen
 from deskmate.app.ui.workers import post_fresh
@@ -25,7 +27,7 @@ from deskmate.app.ui.workers import post_fresh
 if TYPE_CHECKING:
     from deskmate.app.llm.base import ChatModel
     from deskmate.app.services.conversation import Conversation
-    from deskmate.app.store import Database
+    from deskmate.app.store import Database, SearchHit
 
 PREVIEW_CHARS = 6000
 LIST_LIMIT = 500
@@ -108,7 +110,7 @@ class SessionsScreen(TableScreen):
 
         with open_db() as db:
             if query:
-                seen: dict[str, Any] = {}
+                seen: dict[str, SearchHit] = {}  # each session once: its best hit
                 for hit in search(db, query, limit=100):
                     seen.setdefault(hit.session_id, hit)
                 rows = []
@@ -186,9 +188,8 @@ class SessionsScreen(TableScreen):
 
     def on_sessions_screen_changed(self, message: Changed) -> None:
         self.notify(message.note)
-        app: Any = self.app
-        if message.deleted and message.deleted == app.conversation.session_id:
-            app.action_new_session()
+        if message.deleted and message.deleted == host(self).conversation.session_id:
+            self.app.post_message(ChatView.NewSessionRequested())  # the app starts one
         self.reload()
 
     @on(Input.Submitted, "#session-query")
@@ -200,7 +201,7 @@ class SessionsScreen(TableScreen):
         self.query_one("#session-query", Input).focus()
 
     def action_resume(self) -> None:
-        app: Any = self.app
+        app = host(self)
         if (sid := self.selected) is None:
             return
         if app.chat.busy:
@@ -212,17 +213,25 @@ class SessionsScreen(TableScreen):
         if (sid := self.selected) is None:
             return
         title = str(self.query_one(DataTable).get_cell(sid, "title"))
-        self.app.push_screen(AskScreen("New title:", value=title),
-                             lambda value: value and self.change("rename", sid, value))
+
+        def answered(value: str | None) -> None:
+            if value:
+                self.change("rename", sid, value)
+
+        self.app.push_screen(AskScreen("New title:", value=title), answered)
 
     def action_delete(self) -> None:
         if (sid := self.selected) is None:
             return
         title = str(self.query_one(DataTable).get_cell(sid, "title"))
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.change("delete", sid)
+
         self.app.push_screen(
             ConfirmScreen(f"Delete the session “{title}” and everything recorded with it?",
-                          yes="Delete"),
-            lambda yes: yes and self.change("delete", sid))
+                          yes="Delete"), confirmed)
 
     def action_export(self) -> None:
         if (sid := self.selected) is None:
@@ -232,9 +241,13 @@ class SessionsScreen(TableScreen):
             if not path:
                 return
             if Path(path).expanduser().exists():  # a user's file is replaced only on a yes
+                def replace(yes: bool | None) -> None:
+                    if yes:
+                        self.change("export", sid, path)
+
                 self.app.push_screen(
                     ConfirmScreen(f"{path} exists. Replace it with this export?", yes="Replace"),
-                    lambda yes: yes and self.change("export", sid, path))
+                    replace)
             else:
                 self.change("export", sid, path)
 
