@@ -96,7 +96,7 @@ class ActionBlock(Collapsible):
 
     def _retitle(self) -> None:
         mark, colour = _MARKS[self.status]
-        parts: list[Any] = [(mark, colour), " ", (self.label, "bold")]
+        parts: list[str | tuple[str, str]] = [(mark, colour), " ", (self.label, "bold")]
         if self.duration is not None:
             parts.append((f"  {self.duration:.2f} s", "$text-muted"))
         if self.status in ("waiting", "denied", "cancelled"):
