@@ -149,10 +149,14 @@ async def test_sessions_rename_delete_export(home, tmp_path):
         await pilot.press("n")  # no: nothing is deleted
         await pilot.pause(0.3)
         assert table.row_count == 2
+        current = app.conversation.session_id  # the top row: the session in the chat
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="confirm")
         await pilot.press("y")
         await wait_for(pilot, lambda: table.row_count == 1, what="the deletion")
+        # The screen asks the app (a message up) for a new session in place of the gone one.
+        await wait_for(pilot, lambda: app.conversation.session_id != current,
+                       what="a new session")
     [record] = [json.loads(line) for line in out.read_text().splitlines()]
     assert [m["role"] for m in record["messages"]] == ["system", "user", "assistant"]
     assert record["messages"][2]["content"] == "zebra"
