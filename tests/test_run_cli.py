@@ -5,6 +5,7 @@ tests assert the mechanics, not the answer."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -29,7 +30,8 @@ def test_run_json_with_the_tiny_model(home, tiny_model_path, servers_file, mode)
                       "--yes",
                       "Add 2 and 3 with the toy server.", home=home)
     assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout.strip().splitlines()[-1])
+    [line] = result.stdout.splitlines()  # standard output holds the one object, nothing else
+    out = json.loads(line)
     assert set(out) >= {"final_answer", "status", "steps", "model_calls", "tool_calls",
                         "prompt_tokens", "completion_tokens", "wall_s", "session"}
     assert out["status"] in {"answered", "max_steps", "repetition"}
@@ -37,6 +39,64 @@ def test_run_json_with_the_tiny_model(home, tiny_model_path, servers_file, mode)
     shown = deskmate("sessions", "show", out["session"], "--json", home=home)
     assert shown.returncode == 0, shown.stderr
     assert mode in shown.stdout and "Add 2 and 3" in shown.stdout
+
+
+def test_piped_the_tiny_model_s_answer_is_printed_once(home, tiny_model_path):
+    result = deskmate("run", "-m", str(tiny_model_path), "--mode", "eager", "--max-steps", "1",
+                      "--max-tokens", "48", "Say hello to me in one short sentence.",
+                      home=home)
+    assert result.returncode == 0, result.stderr
+    found = re.search(r"\[session (\w+) ", result.stderr)
+    assert found, result.stderr
+    shown = deskmate("sessions", "show", found[1], "--json", home=home)
+    answer = json.loads(shown.stdout)["turns"][0]["final_answer"]
+    assert answer, shown.stdout
+    assert result.stdout == answer + "\n"  # once, and nothing of the trace
+    assert answer not in result.stderr  # standard error is not a terminal: no trace
+
+
+ANSWER = "The answer is 42, as it always was."
+
+
+@pytest.fixture
+def scripted(home, monkeypatch):
+    """`deskmate run` on a model that answers ANSWER at once."""
+    from deskmate.app.agent.scripted import ScriptedModel
+
+    monkeypatch.setattr("deskmate.app.cli.run.load_model",
+                        lambda env, model: ScriptedModel([ANSWER]))
+
+
+def run_cli(*args: str):
+    from click.testing import CliRunner
+
+    from deskmate.app.cli import main
+
+    result = CliRunner().invoke(main, ["run", "--mode", "eager", *args])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_piped_stdout_holds_the_answer_once_and_nothing_else(scripted):
+    result = run_cli("what is it?")
+    assert result.stdout == ANSWER + "\n"
+    assert ANSWER not in result.stderr  # standard error is not a terminal: no trace
+    assert "[session " in result.stderr
+
+
+def test_on_a_terminal_the_trace_goes_to_stderr(scripted, monkeypatch):
+    monkeypatch.setattr("deskmate.app.cli.run.is_terminal", lambda stream: True)
+    result = run_cli("what is it?")  # as in `deskmate run … | cat` at a terminal
+    assert result.stdout == ANSWER + "\n"
+    assert ANSWER in result.stderr  # the model's text, streamed as it came
+
+
+def test_json_prints_one_object_and_progress_lines_on_a_terminal(scripted, monkeypatch):
+    monkeypatch.setattr("deskmate.app.cli.run.is_terminal", lambda stream: True)
+    result = run_cli("--json", "what is it?")
+    [line] = result.stdout.splitlines()
+    assert json.loads(line)["final_answer"] == ANSWER
+    assert "step 1 · " in result.stderr and ANSWER not in result.stderr
 
 
 def test_run_without_servers_or_model(home):

@@ -1,4 +1,12 @@
-"""``deskmate run``: the agent on one task, headless, with your MCP servers."""
+"""``deskmate run``: the agent on one task, headless, with your MCP servers.
+
+Standard output carries the answer only (with ``--json``, the one JSON object), so
+``deskmate run … | cmd`` and ``$(deskmate run …)`` get exactly that. What the agent does
+meanwhile goes to standard error, and only while it is a terminal: the live trace
+(the model's text as it streams, tool calls, what the cells print), or with ``--json``
+one line per model call and tool call. Errors, warnings and the closing session line
+go to standard error always.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +17,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Literal, TextIO, cast
 
 import click
 
@@ -20,6 +28,10 @@ if TYPE_CHECKING:  # the agent loads with the command, not with `deskmate --help
     from deskmate.app.agent import events as ev
     from deskmate.app.agent.modes import Mode
     from deskmate.tools.policy import ApprovalRequest, Decision
+
+# live: the whole trace as it happens; steps: a line per model call and tool call;
+# errors: errors only (standard error is a file or a pipe).
+TraceLevel = Literal["live", "steps", "errors"]
 
 
 @click.command()
@@ -44,7 +56,10 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
         mode: Mode | None, yes: bool, yes_all: bool, max_steps: int | None,
         max_tokens: int | None, as_json: bool,
         no_record: bool) -> None:
-    """Solve TASK with the agent (`-` reads it from standard input)."""
+    """Solve TASK with the agent (`-` reads it from standard input).
+
+    Standard output gets the answer only (or the --json object); the agent's work is
+    shown on standard error while that is a terminal."""
     from deskmate.app.agent import events as ev
     from deskmate.app.services.conversation import Conversation
     from deskmate.app.toolspace import mcp_log_dir
@@ -77,14 +92,14 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
                  "(code mode runs the model's code in it; --mode eager does not need it)")
         cancel = threading.Event()
         answer, finished = "", None
-        out = _Printer(quiet=as_json)
+        trace = Trace(trace_level(as_json, is_terminal(sys.stderr)))
         # Ctrl-C cancels the turn at once (the running cell, tool call or model call
         # sees the event) and the turn still ends, recorded as cancelled; a second
         # Ctrl-C gives up waiting.
         previous = signal.signal(signal.SIGINT, _on_interrupt(cancel))
         try:
             for event in conversation.run(text, cancel):
-                out.show(event)
+                trace.show(event)
                 if isinstance(event, ev.FinalAnswer):
                     answer = event.text
                 elif isinstance(event, ev.TurnFinished):
@@ -107,12 +122,25 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
             "completion_tokens": finished.completion_tokens,
             "wall_s": round(finished.wall_s, 3),
             "session": conversation.session_id}))
-    elif conversation.session_id is not None:
-        click.echo(click.style(f"[session {conversation.session_id} · {finished.status} · "
-                               f"{finished.steps} steps · {finished.tool_calls} tool calls · "
-                               f"{finished.wall_s:.1f} s]", dim=True), err=True)
+    else:
+        if answer:  # click leaves out the bold where standard output is not a terminal
+            click.echo(click.style(answer, bold=True))
+        if conversation.session_id is not None:
+            click.echo(click.style(f"[session {conversation.session_id} · {finished.status} · "
+                                   f"{finished.steps} steps · {finished.tool_calls} tool calls "
+                                   f"· {finished.wall_s:.1f} s]", dim=True), err=True)
     if finished.status == "cancelled":
         fail("interrupted", EXIT_INTERRUPTED)
+
+
+def is_terminal(stream: TextIO) -> bool:
+    return stream.isatty()
+
+
+def trace_level(as_json: bool, stderr_is_terminal: bool) -> TraceLevel:
+    if not stderr_is_terminal:
+        return "errors"  # a log file gets no token-by-token stream
+    return "steps" if as_json else "live"
 
 
 def _on_interrupt(cancel: threading.Event) -> Callable[[int, FrameType | None], None]:
@@ -137,28 +165,40 @@ def _ask(request: ApprovalRequest) -> Decision:
     return decisions[choice]
 
 
-class _Printer:
-    """Streams the agent's work to the terminal: thoughts and code, outputs, the answer."""
+class Trace:
+    """Shows the agent's work on standard error, at one ``TraceLevel``; never the
+    answer, which ``run`` prints once, on standard output."""
 
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
+    def __init__(self, level: TraceLevel) -> None:
+        self.level = level
 
     def show(self, event: ev.AgentEvent) -> None:
         from deskmate.app.agent import events as ev
 
-        if self.quiet:
-            return
-        if isinstance(event, ev.ModelDelta):
-            click.echo(click.style(event.text, dim=True), nl=False)
-        elif isinstance(event, ev.ModelMessage):
-            click.echo()
-        elif isinstance(event, ev.ToolCallFinished):
+        if isinstance(event, ev.AgentError):
+            _err(click.style(f"error: {event.message}", fg="red"))
+        elif isinstance(event, ev.ToolCallFinished) and self.level != "errors":
             mark = click.style("✗", fg="red") if event.is_error else click.style("✓", fg="green")
-            click.echo(f"  {mark} {event.server}.{event.tool} ({event.duration_s:.2f} s)",
-                       err=True)
+            _err(f"  {mark} {event.server}.{event.tool} ({event.duration_s:.2f} s)")
+        elif self.level == "live":
+            self._live(event)
+        elif self.level == "steps" and isinstance(event, ev.ModelMessage):
+            u = event.usage
+            _err(click.style(f"step {event.step} · {u.prompt_tokens:,} prompt · "
+                             f"{u.completion_tokens:,} generated · {u.total_s:.1f} s", dim=True))
+
+    def _live(self, event: ev.AgentEvent) -> None:
+        from deskmate.app.agent import events as ev
+
+        if isinstance(event, ev.ModelDelta):
+            _err(click.style(event.text, dim=True), nl=False)
+        elif isinstance(event, ev.ModelMessage):
+            _err("")
         elif isinstance(event, ev.Observation):
-            click.echo(click.style(event.content, fg="cyan"))
-        elif isinstance(event, ev.FinalAnswer):
-            click.echo(click.style("\n" + event.text, bold=True))
-        elif isinstance(event, ev.AgentError):
-            click.echo(click.style(f"error: {event.message}", fg="red"), err=True)
+            _err(click.style(event.content, fg="cyan"))
+        elif isinstance(event, ev.TurnFinished):
+            _err("")  # a blank line between the trace and the answer
+
+
+def _err(text: str, nl: bool = True) -> None:
+    click.echo(text, nl=nl, err=True)
