@@ -10,8 +10,9 @@ import sys
 import textwrap
 import time
 
-from deskmate.app.store import Recorder, get_session, open_db
+from deskmate.app.store import Recorder, close_interrupted, get_session, open_db, resume
 from deskmate.app.store.db import db_path
+from deskmate.app.store.recorder import CUT_SHORT
 
 # Records forever, cycling through event kinds; after each record() returns, prints
 # what it wrote. Every printed line is an event the recorder acknowledged.
@@ -77,15 +78,69 @@ def test_kill_9_mid_recording_loses_nothing_acknowledged(home):
     db.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")  # raises
     assert db.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'lorem'"
                       ).fetchone()[0] == len(messages)
+    # The next start closes the session its killed process left active, and says so
+    assert d.summary.status == "active"
+    assert close_interrupted(db) == [session_id]
+    d = get_session(db, session_id)
+    assert d.summary.status == "interrupted"
+    assert (d.messages[-1].role, d.messages[-1].content) == ("assistant",
+                                                             CUT_SHORT["interrupted"])
     # and the session can be recorded into again
-    Recorder(db, session_id).record(ev_message(len(messages)))
-    assert len(get_session(db, session_id).messages) == len(messages) + 1
+    Recorder(db, session_id).record(ev_message(len(d.messages)))
+    assert len(get_session(db, session_id).messages) == len(d.messages) + 1
 
 
 def ev_message(position: int):
     from deskmate.app.agent.events import MessageAppended
 
     return MessageAppended(position=position, role="user", content="after the crash")
+
+
+# A turn whose model is still generating when the process is killed: the session
+# stays active, owned by this process, until the next start sees it is gone.
+GENERATING = textwrap.dedent("""
+    import threading, time
+    from deskmate.app.agent import events as ev
+    from deskmate.app.agent.scripted import ScriptedModel
+    from deskmate.app.config import load_config
+    from deskmate.app.services.conversation import Conversation
+
+    def generating(messages):
+        time.sleep(600)
+        return "never"
+
+    conversation = Conversation(load_config(), None, mode="eager", keep_kv_state=False)
+    conversation.build(ScriptedModel([generating]), None)
+    for event in conversation.run("count to ten", threading.Event()):
+        if isinstance(event, ev.MessageAppended) and event.role == "user":
+            print("session", conversation.session_id, flush=True)
+""")
+
+
+def test_a_session_killed_mid_generation_is_closed_at_the_next_start(home):
+    from click.testing import CliRunner
+
+    from deskmate.app.cli import main
+
+    writer = spawn(GENERATING, home)
+    line = writer.stdout.readline()
+    assert line, writer.stderr.read()
+    session_id = line.split()[1]
+    db = open_db()
+    # Another process running a turn (the TUI beside a `deskmate run`) is left alone.
+    assert close_interrupted(db) == []
+    assert get_session(db, session_id).summary.status == "active"
+    writer.send_signal(signal.SIGKILL)
+    writer.communicate(timeout=30)
+    listed = CliRunner().invoke(main, ["sessions", "list"])  # a start: it closes the session
+    assert listed.exit_code == 0, listed.output
+    assert [line.split()[3] for line in listed.stdout.splitlines()
+            if line.startswith(session_id)] == ["interrupted"]
+    detail = get_session(db, session_id)
+    assert detail.summary.status == "interrupted" and detail.turns[0].status == "interrupted"
+    # Resumed, the model sees its question and the mark of the turn that never ended.
+    assert [(m.role, m.content) for m in resume(db, session_id).transcript][1:] == [
+        ("user", "count to ten"), ("assistant", CUT_SHORT["interrupted"])]
 
 
 READER = textwrap.dedent("""

@@ -35,9 +35,14 @@ class _StoreGroup(click.Group):
 
 def _open() -> Database | None:
     from deskmate.app.store.db import db_path, open_db
+    from deskmate.app.store.sessions import close_interrupted
 
     path = db_path()
-    return open_db(path) if path.exists() else None
+    if not path.exists():
+        return None
+    db = open_db(path)
+    close_interrupted(db)  # a session a killed process left mid-turn lists as interrupted
+    return db
 
 
 def _require() -> Database:
@@ -81,7 +86,7 @@ def list_cmd(limit: int = 30, as_json: bool = False) -> None:
         return
     for r in rows:
         rating = {1: "+", -1: "-"}.get(r.rating or 0, " ")
-        click.echo(f"{r.id}  {when(r.updated_at)}  {r.status:<10} {rating} "
+        click.echo(f"{r.id}  {when(r.updated_at)}  {r.status:<14} {rating} "
                    f"{r.turns:>3} turns {r.messages:>4} msgs  {r.title}")
 
 

@@ -117,15 +117,20 @@ class Conversation:
     @property
     def db(self) -> Database:
         if self._db is None:
-            from deskmate.app.store import open_db
+            from deskmate.app.store import close_interrupted, open_db
 
             self._db = (self._db_factory or open_db)()
+            # This process's first look at the store: a session some killed process
+            # left mid-turn is closed as interrupted before this one records.
+            close_interrupted(self._db)
         return self._db
 
     # ---------------------------------------------------------------- turns
 
     def run(self, text: str, cancel: threading.Event) -> Iterator[ev.AgentEvent]:
-        """One turn: the agent's events, each recorded before it is yielded."""
+        """One turn: the agent's events, each recorded before it is yielded. A turn
+        cut short (cancelled, out of time) before the model's reply ended gets that
+        reply, marked, as its last message (``store.recorder.cut_short_note``)."""
         if self.runtime is None:
             raise RuntimeError("no agent yet: load a model first")
         if self.record and self.recorder is None:
@@ -134,16 +139,35 @@ class Conversation:
             info = self.runtime.agent.model.info
             self.recorder = Recorder.new(self.db, model=info.name, adapter=info.adapter,
                                          mode=self.active_mode)
+        from deskmate.app.agent import events as ev
+        from deskmate.app.store.recorder import cut_short_note
+
         agent = self.runtime.agent
+        cut = ""  # the text of a model call the turn's end cut short
         try:
             for event in agent.run(text, cancel):
-                if self.recorder is not None:
-                    self.recorder.record(event)
-                yield event
+                if isinstance(event, ev.ModelMessage):
+                    cut = event.text if event.finish_reason == "cancelled" else ""
+                elif isinstance(event, ev.TurnFinished):
+                    # A turn cut short ends with the model's unfinished reply, marked:
+                    # resume and export keep it, and the live transcript and a resumed
+                    # one stay the same.
+                    last = agent.transcript[-1].role if agent.transcript else None
+                    if (note := cut_short_note(event.status, last, cut)) is not None:
+                        agent.transcript.append(ChatMessage("assistant", note))
+                        yield from self._recorded(ev.MessageAppended(
+                            position=len(agent.transcript) - 1, role="assistant",
+                            content=note))
+                yield from self._recorded(event)
         finally:
             self.transcript = list(agent.transcript)
         if self.keep_kv_state:
             self._save_kv_state()
+
+    def _recorded(self, event: ev.AgentEvent) -> Iterator[ev.AgentEvent]:
+        if self.recorder is not None:
+            self.recorder.record(event)
+        yield event
 
     @property
     def session_id(self) -> str | None:

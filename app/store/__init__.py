@@ -3,10 +3,12 @@ of the learning loop. Every SQL statement of deskmate is in this package.
 
 The modules, each with one job: ``schema`` (the ordered migrations), ``migrate``
 (applying them, with a backup), ``db`` (opening the file), ``recorder`` (agent events
-→ rows), ``sessions`` (read, rename, rate, delete, resume; the tool calls training may
-replay), ``fts`` (search), ``export`` (JSONL, Markdown), ``tasks`` (training and eval
-tasks, versioned rubrics, the user's task choices), ``runs`` (finetune and eval runs,
-adapters), ``evals`` (per-task eval results), ``records`` (the typed results).
+→ rows), ``sessions`` (read, rename, rate, delete, resume; close the sessions a killed
+process left active; the tool calls training may replay), ``owner`` (which process
+runs a turn, and whether it is gone), ``fts`` (search), ``export`` (JSONL, Markdown),
+``tasks`` (training and eval tasks, versioned rubrics, the user's task choices),
+``runs`` (finetune and eval runs, adapters), ``evals`` (per-task eval results),
+``records`` (the typed results).
 """
 
 from deskmate.app.store.db import Database, db_path, open_db, transaction
@@ -15,6 +17,7 @@ from deskmate.app.store.fts import search
 from deskmate.app.store.recorder import Recorder
 from deskmate.app.store.records import ResumedSession, SearchHit, SessionDetail, SessionSummary
 from deskmate.app.store.sessions import (
+    close_interrupted,
     delete_session,
     get_session,
     get_summary,
@@ -34,6 +37,7 @@ __all__ = [
     "SessionNotFound",
     "SessionSummary",
     "StoreError",
+    "close_interrupted",
     "db_path",
     "delete_session",
     "get_session",

@@ -24,8 +24,29 @@ from typing import Any
 from deskmate.app.agent import events as ev
 from deskmate.app.store.db import Database, transaction
 from deskmate.app.store.errors import SessionNotFound
+from deskmate.app.store.owner import this_process
 
 TITLE_CHARS = 80
+
+# How a turn that ended before its answer is marked in the transcript: an assistant
+# message with what the model had written of its reply, then the note. The model reads
+# it on the next turn (and a resumed session is the same transcript); resume and
+# export keep the text. Nothing is added after an assistant message: user and
+# assistant still alternate, which some chat templates require.
+CUT_SHORT = {
+    "cancelled": "[cancelled by the user]",
+    "timeout": "[stopped: the turn ran out of time]",
+    "interrupted": "[interrupted: deskmate stopped during this turn]",
+}
+
+
+def cut_short_note(status: str, last_role: str | None, partial: str = "") -> str | None:
+    """The closing assistant message of a turn that ended with ``status`` after a
+    message of ``last_role`` (None: an empty transcript); None when none is due."""
+    note = CUT_SHORT.get(status)
+    if note is None or last_role in (None, "assistant"):
+        return None
+    return f"{partial.rstrip()}\n\n{note}" if partial.strip() else note
 
 
 def new_session_id() -> str:
@@ -56,10 +77,13 @@ class Recorder:
         """Create a session row and a recorder for it."""
         session_id = session_id or new_session_id()
         now = time.time()
+        owner = this_process()
         with transaction(db) as conn:
             conn.execute("INSERT INTO sessions (id, title, model, adapter, mode, created_at, "
-                         "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                         (session_id, title, model, adapter, mode, now, now))
+                         "updated_at, owner_host, owner_pid, owner_started) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         (session_id, title, model, adapter, mode, now, now, owner.host,
+                          owner.pid, owner.started))
         return cls(db, session_id)
 
     def __call__(self, event: ev.AgentEvent) -> None:
@@ -85,8 +109,13 @@ class Recorder:
                      "user_message = excluded.user_message",
                      (self.session_id, e.turn, e.user_message, e.at))
         title = " ".join(e.user_message.split())[:TITLE_CHARS]
+        # Active until the turn finishes, owned by this process: a resumed session
+        # changes owner; see close_interrupted for who else reads it.
+        owner = this_process()
         conn.execute("UPDATE sessions SET status = 'active', title = CASE title WHEN '' "
-                     "THEN ? ELSE title END WHERE id = ?", (title, self.session_id))
+                     "THEN ? ELSE title END, owner_host = ?, owner_pid = ?, "
+                     "owner_started = ? WHERE id = ?",
+                     (title, owner.host, owner.pid, owner.started, self.session_id))
 
     def _message(self, conn, e: ev.MessageAppended) -> None:
         conn.execute("INSERT INTO messages (session_id, position, role, content, tool_call_id, "

@@ -257,11 +257,32 @@ CREATE TABLE task_choices (
 );
 """
 
+# The process that runs a session's turn (see owner.py): a session still 'active'
+# whose process has ended was interrupted mid-turn, and the next start closes it
+# (sessions.close_interrupted); one whose process lives is another deskmate's running
+# turn, left alone. Sessions left active by a deskmate before this version name no
+# process: they are closed here, the same way.
+_V5_SESSION_OWNER = """
+ALTER TABLE sessions ADD COLUMN owner_host TEXT;
+ALTER TABLE sessions ADD COLUMN owner_pid INTEGER;
+ALTER TABLE sessions ADD COLUMN owner_started TEXT;
+INSERT INTO messages (session_id, position, role, content, turn, created_at)
+SELECT s.id, m.position + 1, 'assistant',
+       '[interrupted: deskmate stopped during this turn]', m.turn, s.updated_at
+FROM sessions s JOIN messages m ON m.session_id = s.id
+WHERE s.status = 'active' AND m.role != 'assistant'
+  AND m.position = (SELECT max(position) FROM messages WHERE session_id = s.id);
+UPDATE turns SET status = 'interrupted' WHERE status IS NULL
+  AND session_id IN (SELECT id FROM sessions WHERE status = 'active');
+UPDATE sessions SET status = 'interrupted' WHERE status = 'active';
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, transcript, steps, tool calls, usage, feedback", _V1_SESSIONS),
     Migration(2, "full-text search over messages and tool calls", _V2_SEARCH),
     Migration(3, "tasks, rubrics, runs, adapters, eval results", _V3_LEARNING),
     Migration(4, "the user's choice of training tasks", _V4_TASK_CHOICES),
+    Migration(5, "the process that runs a session's turn", _V5_SESSION_OWNER),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

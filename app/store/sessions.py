@@ -1,4 +1,5 @@
-"""Reading, rating, deleting and resuming recorded sessions; the tool calls they ran."""
+"""Reading, rating, deleting and resuming recorded sessions; closing those a killed
+process left active; the tool calls they ran."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any, Literal
 from deskmate.app import paths
 from deskmate.app.store.db import Database, transaction
 from deskmate.app.store.errors import SessionNotFound
+from deskmate.app.store.owner import Owner, is_gone
+from deskmate.app.store.recorder import cut_short_note
 from deskmate.app.store.records import (
     ErrorRecord,
     FeedbackRecord,
@@ -173,6 +176,40 @@ def delete_session(db: Database, session_id: str) -> str:
     for path in (kv_state_path(session_id), Path(f"{kv_state_path(session_id)}.json")):
         path.unlink(missing_ok=True)
     return session_id
+
+
+def close_interrupted(db: Database) -> list[str]:
+    """Close as ``interrupted`` the sessions whose turn's process is gone (killed
+    mid-turn, so nothing recorded the turn's end); returns their ids.
+
+    Each start of a face calls this. A session whose process still runs (another
+    deskmate's turn) is left alone, and so is one named by another host.
+    """
+    rows = db.execute("SELECT id, owner_host, owner_pid, owner_started FROM sessions "
+                      "WHERE status = 'active' AND owner_pid IS NOT NULL").fetchall()
+    closed = []
+    for sid, host, pid, started in rows:
+        if not is_gone(Owner(host or "", pid, started or "")):
+            continue
+        with transaction(db) as conn:
+            # Only if no process resumed it meanwhile: the owner must be the one judged.
+            if not conn.execute("UPDATE sessions SET status = 'interrupted' WHERE id = ? "
+                                "AND status = 'active' AND owner_pid = ? "
+                                "AND owner_host IS ? AND owner_started IS ?",
+                                (sid, pid, host, started)).rowcount:
+                continue
+            conn.execute("UPDATE turns SET status = 'interrupted' "
+                         "WHERE session_id = ? AND status IS NULL", [sid])
+            last = conn.execute("SELECT position, role, turn FROM messages WHERE "
+                                "session_id = ? ORDER BY position DESC LIMIT 1",
+                                [sid]).fetchone()
+            note = cut_short_note("interrupted", last[1] if last else None)
+            if last is not None and note is not None:
+                conn.execute("INSERT INTO messages (session_id, position, role, content, "
+                             "turn, created_at) VALUES (?, ?, 'assistant', ?, ?, ?)",
+                             (sid, last[0] + 1, note, last[2], time.time()))
+        closed.append(sid)
+    return closed
 
 
 def rename_session(db: Database, session_id: str, title: str) -> str:

@@ -27,10 +27,11 @@ from deskmate.app.ui.workers import post_fresh
 if TYPE_CHECKING:
     from deskmate.app.llm.base import ChatModel
     from deskmate.app.services.conversation import Conversation
-    from deskmate.app.store import Database, SearchHit
+    from deskmate.app.store import Database, SearchHit, SessionSummary
 
 PREVIEW_CHARS = 6000
 LIST_LIMIT = 500
+INTERRUPTED = "(interrupted) "  # before the title of a session whose process died mid-turn
 
 
 class SessionsScreen(TableScreen):
@@ -105,10 +106,17 @@ class SessionsScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="sessions-list", exit_on_error=False)
     def load(self, query: str) -> None:
-        from deskmate.app.store import get_summary, list_sessions, open_db, search
+        from deskmate.app.store import (
+            close_interrupted,
+            get_summary,
+            list_sessions,
+            open_db,
+            search,
+        )
         from deskmate.app.store.export import when
 
         with open_db() as db:
+            close_interrupted(db)  # a session a killed process left mid-turn says so
             if query:
                 seen: dict[str, SearchHit] = {}  # each session once: its best hit
                 for hit in search(db, query, limit=100):
@@ -116,10 +124,10 @@ class SessionsScreen(TableScreen):
                 rows = []
                 for sid, hit in seen.items():
                     s = get_summary(db, sid)  # not get_session: that reads every message
-                    rows.append((sid, when(s.updated_at), s.title or "(untitled)", s.model,
+                    rows.append((sid, when(s.updated_at), _title(s), s.model,
                                  str(s.turns), hit.snippet))
             else:
-                rows = [(s.id, when(s.updated_at), s.title or "(untitled)", s.model,
+                rows = [(s.id, when(s.updated_at), _title(s), s.model,
                          str(s.turns), {1: "▲", -1: "▼"}.get(s.rating or 0, ""))
                         for s in list_sessions(db, limit=LIST_LIMIT)]
         post_fresh(self, self.Listed(rows, query))
@@ -212,7 +220,7 @@ class SessionsScreen(TableScreen):
     def action_rename(self) -> None:
         if (sid := self.selected) is None:
             return
-        title = str(self.query_one(DataTable).get_cell(sid, "title"))
+        title = str(self.query_one(DataTable).get_cell(sid, "title")).removeprefix(INTERRUPTED)
 
         def answered(value: str | None) -> None:
             if value:
@@ -254,6 +262,11 @@ class SessionsScreen(TableScreen):
         self.app.push_screen(
             AskScreen("Export to (.jsonl: OpenAI chat format for training; .md: readable):",
                       value=f"deskmate-{sid[:8]}.jsonl"), chosen)
+
+
+def _title(summary: SessionSummary) -> str:
+    title = summary.title or "(untitled)"
+    return INTERRUPTED + title if summary.status == "interrupted" else title
 
 
 def export(db: Database, session_id: str, path: Path) -> str:
