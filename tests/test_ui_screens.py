@@ -10,7 +10,15 @@ import tomllib
 
 import pytest
 from conftest import TEST_SERVERS, toy_server
-from test_ui_support import ask, make_app, ready, scripted, turn_done, wait_for
+from test_ui_support import (
+    ask,
+    make_app,
+    ready,
+    record_notifications,
+    scripted,
+    turn_done,
+    wait_for,
+)
 from textual.widgets import DataTable
 
 from deskmate.app import paths
@@ -277,6 +285,63 @@ async def test_models_screen_sets_the_context(home):
         await type_answer(app, pilot, "12")  # below the minimum: refused, file unchanged
         await pilot.pause(0.5)
         assert load_config().model.context == 4096
+
+
+async def test_the_adapter_is_checked_before_it_is_saved_and_the_model_reloads(
+        home, tiny_model_path, tmp_path):
+    """F4's `o`: a path that is no LoRA adapter (missing, a model, another family's) is
+    refused with the reason, and nothing is written or reloaded; a good one is saved and
+    the model reloads with it, the header saying so throughout."""
+    import threading
+
+    from lora import write_random_lora
+
+    from deskmate.app.agent.scripted import ScriptedModel
+    from deskmate.app.llm.gguf_file import inspect_gguf
+
+    base = inspect_gguf(tiny_model_path)
+    good = write_random_lora(tmp_path / "good.gguf", base)
+    other = write_random_lora(tmp_path / "other.gguf", base, arch="qwen3")
+    loads, gate = [], threading.Event()
+    gate.set()
+
+    def factory(config, spec):
+        gate.wait(30)
+        model = ScriptedModel([])
+        model.info = dataclasses.replace(model.info, architecture=base.architecture,
+                                         adapter=config.model.adapter)
+        loads.append(model)
+        return model
+
+    app = record_notifications(DeskmateApp(Config(), model_factory=factory, mode="eager"))
+    try:
+        async with app.run_test(size=(130, 40)) as pilot:
+            await ready(app, pilot)
+            await pilot.press("f4")
+            for path, why in ((tmp_path / "missing.gguf", "no such file"),
+                              (tiny_model_path, "is a model, not a LoRA adapter"),
+                              (other, "was made for 'qwen3' models, but the model is "
+                                      f"'{base.architecture}'")):
+                await pilot.press("o")
+                await type_answer(app, pilot, str(path))
+                await wait_for(pilot, lambda why=why: any(why in s for s in app.said),
+                               what=why)
+                assert str(path.resolve()) in app.said[-1]
+            assert load_config().model.adapter == "" and len(loads) == 1
+            assert app.model is loads[0] and app.sub_title == "scripted"
+            gate.clear()  # the reload takes a while: the header must say so meanwhile
+            await pilot.press("o")
+            await type_answer(app, pilot, str(good))
+            await wait_for(pilot, lambda: app.sub_title.startswith("loading"),
+                           what="the header to say loading")
+            assert load_config().model.adapter == str(good.resolve())
+            gate.set()
+            await wait_for(pilot, lambda: len(loads) == 2 and app.model is loads[1],
+                           what="the reload")
+            assert app.sub_title == "scripted + good.gguf"
+            assert "good.gguf" in str(app.screen.query_one("#model-active").render())
+    finally:
+        gate.set()
 
 
 def test_every_key_binding_is_a_config_key_with_the_same_default():

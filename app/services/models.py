@@ -70,8 +70,8 @@ def use_model(spec: str, config_path: Path | None) -> ModelChosen:
     """Make ``spec`` (registry name, hf:…, or a .gguf path) the configured model.
 
     A local file must be a whole GGUF (``ModelError`` otherwise) and is written as its
-    full path; a known model that is not downloaded yet is chosen now and pulled on
-    first use.
+    full path; a known model that is not on this machine yet (a download, or the tiny
+    model's package) is chosen now and pulled on first use: ``downloaded`` says so.
     """
     from deskmate.app.llm.download import verify
     from deskmate.app.llm.registry import ModelNotDownloaded, parse_model_spec, resolve_model
@@ -82,6 +82,8 @@ def use_model(spec: str, config_path: Path | None) -> ModelChosen:
         path = source.path.resolve()
         verify(path)
         value = str(path)
+    elif source.entry and source.entry.package and source.path is None:
+        downloaded = False  # its package is not installed: pulling installs it
     else:
         try:
             verify(resolve_model(spec))
@@ -107,3 +109,46 @@ def set_model_option(key: str, value: object, config_path: Path | None) -> Confi
             data.setdefault("model", {})[key] = value
 
     return update_config(mutate, config_path)
+
+
+class BadAdapter(ValueError):
+    """The file given as the LoRA adapter cannot be one; the message says why and what
+    to do."""
+
+
+def check_adapter(value: str, base_architecture: str = "") -> Path:
+    """The full path of the LoRA adapter ``value`` names, once its header says it is one.
+
+    ``base_architecture`` (the loaded model's, when one is) must match the adapter's: an
+    adapter only applies to the model family it was trained on. Reads the GGUF header,
+    so it is quick even for a large file.
+    """
+    from deskmate.app.llm.gguf_file import GGUFError, inspect_gguf
+
+    path = Path(value).expanduser().resolve()
+    if not path.is_file():
+        raise BadAdapter(f"LoRA adapter {path}: no such file. Give the path of a .gguf "
+                         "adapter (a finetune run writes one: F5, u serves it), or leave it "
+                         "empty for none")
+    try:
+        info = inspect_gguf(path)
+    except GGUFError as exc:
+        raise BadAdapter(f"LoRA adapter: {exc}") from exc
+    if info.file_type != "adapter":
+        raise BadAdapter(f"{path} is a {info.file_type}, not a LoRA adapter (its "
+                         f"general.type is {info.file_type!r}): choose it as the model "
+                         "(F4, or /model PATH) and give the adapter made for it here")
+    if base_architecture and info.architecture != base_architecture:
+        raise BadAdapter(f"LoRA adapter {path} was made for {info.architecture!r} models, "
+                         f"but the model is {base_architecture!r}: load the adapter's own "
+                         "base model first")
+    return path
+
+
+def set_adapter(value: str, config_path: Path | None, base_architecture: str = "") -> Config:
+    """Make ``value`` the ``[model] adapter`` once ``check_adapter`` accepts it (written as
+    its full path); an empty value removes the adapter. Nothing is written on an error."""
+    if not value.strip():
+        return set_model_option("adapter", "", config_path)
+    path = check_adapter(value.strip(), base_architecture)
+    return set_model_option("adapter", str(path), config_path)

@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, get_current_worker
 
 from deskmate.app.config import Config
 from deskmate.app.llm import ChatModel, ModelError, NoModelConfigured, open_model
+from deskmate.app.services import models as model_ops
 from deskmate.app.services.conversation import Conversation
 from deskmate.app.ui.approval import ApprovalScreen, UiApprover
 from deskmate.app.ui.chat import ChatScreen, ChatView
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from deskmate.tools.policy import Decision
 
 ModelFactory = Callable[[Config, str | None], ChatModel]
+_UNTIL_MODEL = "-until-model"  # chat cards about the missing model, dropped when one loads
 
 
 @runtime_checkable
@@ -139,6 +142,7 @@ class DeskmateApp(ModelWorkers, App[None]):
         self.switch_mode("chat")
 
     def on_ready(self) -> None:
+        self._show_loading(self.model_spec or self.config.model.name)
         self.load_model(self.model_spec)
         self.start_hub()
 
@@ -149,6 +153,19 @@ class DeskmateApp(ModelWorkers, App[None]):
     @property
     def chat(self) -> ChatView:
         return self.chat_screen.query_one(ChatView)
+
+    def _show_loading(self, what: str) -> None:
+        """The header says a model is loading from the moment it starts, so it never
+        names one that is on its way out."""
+        self.sub_title = f"loading {what} …" if what else "loading …"
+
+    def _show_model(self) -> None:
+        """The header names the model that answers (and its adapter), or none."""
+        if self.model is None:
+            self.sub_title = ""
+            return
+        adapter = self.model.info.adapter
+        self.sub_title = self.model.info.name + (f" + {Path(adapter).name}" if adapter else "")
 
     def _set_status(self, text: str) -> None:
         """The chat's status line, from a worker's news. The news can arrive while the
@@ -206,7 +223,9 @@ class DeskmateApp(ModelWorkers, App[None]):
         if self.model is not None and self.model is not message.model:
             self.model.close()
         self.model = message.model
-        self.sub_title = message.model.info.name
+        self._show_model()
+        for view in self.chat_screen.query(ChatView):  # "no model" news is now stale
+            view.drop(_UNTIL_MODEL)
         self._set_status(f"{message.model.info.name} loaded · connecting tools …"
                          if not self._hub_ready else f"{message.model.info.name} loaded")
         if self._hub_ready:
@@ -244,6 +263,7 @@ class DeskmateApp(ModelWorkers, App[None]):
         sandbox = self.conversation.runtime.sandbox if self.conversation.runtime else None
         for view in self.chat_screen.query(ChatView):  # gone when the app is closing
             view.set_sandbox(sandbox.isolation if sandbox is not None else None)
+            view.agent_ready()
         if message.built.warning:
             self.notify(message.built.warning, severity="warning", timeout=10)
 
@@ -252,21 +272,53 @@ class DeskmateApp(ModelWorkers, App[None]):
 
         if not self.chat_screen.query(ChatView):
             return  # closing
-        self.chat.set_status("no model")
+        self._show_model()  # a model loaded before still answers: the header says which
+        self.chat.set_status("no model" if self.model is None else
+                             f"{self.model.info.name} still loaded: the new one failed")
         if message.first_run:
             from deskmate.app.ui.first_run import FirstRunScreen, first_run_choice
 
             self.push_screen(FirstRunScreen(), partial(first_run_choice, self))
-            self.chat.add(Notice("## Welcome to deskmate\n\nNo model is set up yet: F4 opens "
-                                 "the models, or type `/model tiny` to try the small "
-                                 "offline one.", "info"))
+            card = Notice("## Welcome to deskmate\n\nNo model is set up yet: F4 opens the "
+                          "models, or type `/model tiny` to try the small offline one.", "info")
         else:
-            self.chat.add(Notice(f"## The model could not be loaded\n\n{message.error}",
-                                 "error"))
+            card = Notice(f"## The model could not be loaded\n\n{message.error}", "error")
+        self.chat.add(card.add_class(_UNTIL_MODEL))
 
     def on_chat_view_switch_model(self, message: ChatView.SwitchModel) -> None:
-        self.chat.set_status(f"loading {message.spec} …")
-        self.load_model(message.spec)
+        self.chat.set_status(f"choosing {message.spec} …")
+        self.choose_model(message.spec)
+
+    class ModelPicked(Message):
+        """``/model SPEC`` was written to the config."""
+
+        def __init__(self, chosen: model_ops.ModelChosen) -> None:
+            self.chosen = chosen
+            super().__init__()
+
+    @work(thread=True, exclusive=True, group="use-model", exit_on_error=False)
+    def choose_model(self, spec: str) -> None:
+        """``/model SPEC``: make it the configured model, as F4 does (it lasts)."""
+        try:
+            chosen = model_ops.use_model(spec, self.config_path)
+        except ModelError as exc:
+            self.post_message(ModelFailed(str(exc)))
+            return
+        self.post_message(self.ModelPicked(chosen))
+
+    def on_deskmate_app_model_picked(self, message: ModelPicked) -> None:
+        chosen = message.chosen
+        note = f"active model: {chosen.value}"
+        if chosen.downloaded:
+            self.post_message(ConfigChanged(chosen.config, note, reload_model=True))
+            return
+        # Not on this machine yet: download it, then use it (as the first-run dialog does).
+        self.post_message(ConfigChanged(chosen.config, f"{note} (downloading it first)"))
+        self._set_status(f"downloading {chosen.value} … (F4 shows the progress)")
+        self.download_model(chosen.value, use_after=True)
+
+    def on_chat_view_help_requested(self, _: ChatView.HelpRequested) -> None:
+        self.action_help()
 
     def on_chat_view_new_session_requested(self, _: ChatView.NewSessionRequested) -> None:
         self.action_new_session()
@@ -303,6 +355,7 @@ class DeskmateApp(ModelWorkers, App[None]):
             self.start_hub(old)
         if message.reload_model:
             self._set_status("loading the model …")
+            self._show_loading(self.config.model.name)
             self.model_spec = None  # the config now names the model to use
             self.load_model(None)
 

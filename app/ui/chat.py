@@ -3,8 +3,10 @@
 A turn runs in a thread worker that iterates ``Conversation.run`` and only posts
 ``AgentEventPosted`` messages; the handlers below turn them into transcript blocks,
 one per event type (the table in ``_handlers``, as the recorder dispatches the same
-events). The view is handed its conversation; what the app does (a new session, the
-approver's cancel) it asks for with messages.
+events). The view is handed its conversation; what the app does (a new session, another
+model, help, the approver's cancel) it asks for with messages. Slash commands
+(``app.ui.commands``) never reach the model. Nothing typed is lost: a prompt sent during
+a turn, or before the agent is ready, is queued and sent when it can be.
 
 The model's text streams through ``Markdown.get_stream`` into an anchored scroll view
 and is rendered once in full when the model call ends (not once per token). Old blocks
@@ -26,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
@@ -35,6 +37,8 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static
 
+from deskmate.app.ui.commands import Typed, hint, read_command
+from deskmate.app.ui.host import host
 from deskmate.app.ui.messages import AgentEventPosted, FeedbackStored, TurnEnded
 from deskmate.app.ui.prompt import PromptArea
 from deskmate.app.ui.workers import ReportsWorkers
@@ -71,6 +75,16 @@ class ChatView(ReportsWorkers, Vertical):
         """A fresh session is wanted: the user typed ``/new``, or deleted the current
         session on the sessions screen."""
 
+    class HelpRequested(Message):
+        """The user typed ``/help``."""
+
+    class ModelsListed(Message):
+        """The models to choose from, one Markdown line each, for ``/model`` alone."""
+
+        def __init__(self, lines: list[str]) -> None:
+            self.lines = lines
+            super().__init__()
+
     class TurnStarting(Message):
         """A turn is about to run; setting ``cancel`` stops it."""
 
@@ -93,6 +107,7 @@ class ChatView(ReportsWorkers, Vertical):
         self.turn = 0
         self.hidden = 0  # blocks unmounted to keep long sessions light
         self._blocks: deque[Widget] = deque()  # mounted blocks, oldest first
+        self.queued: deque[str] = deque()  # typed during a turn or before the agent was ready
 
     def compose(self) -> ComposeResult:
         yield VerticalScroll(Static("", id="hidden"), id="transcript")
@@ -113,20 +128,21 @@ class ChatView(ReportsWorkers, Vertical):
     @on(PromptArea.Submitted)
     def submit(self, event: PromptArea.Submitted) -> None:
         text = event.text.strip()
-        if text.startswith("/model"):
-            if spec := text.removeprefix("/model").strip():
-                self.post_message(self.SwitchModel(spec))
+        if (command := read_command(text)) is not None:
+            self.run_command(command, event)
             return
-        if text == "/new":
-            self.post_message(self.NewSessionRequested())
+        if self.busy or self.conversation.runtime is None:
+            # Never thrown away: sent when the turn ends, or once the agent is ready.
+            self.queued.append(text)
+            waiting = ("this turn ends" if self.busy else
+                       "the model is loaded (F4 opens the models)")
+            more = f" ({len(self.queued)} waiting)" if len(self.queued) > 1 else ""
+            self.notify(f"Queued{more}: sent when {waiting}.", title="Message queued")
             return
-        if self.busy:
-            self.notify("Still working — press Esc to cancel first.", severity="warning")
-            return
-        if self.conversation.runtime is None:
-            self.notify("No model loaded yet: F4 opens the models, or type /model NAME|PATH.",
-                        severity="warning")
-            return
+        self.send(text)
+
+    def send(self, text: str) -> None:
+        """Start a turn on ``text`` (the agent is ready and no turn runs)."""
         from deskmate.app.ui.blocks import UserBlock
 
         self.add(UserBlock(text))
@@ -135,6 +151,57 @@ class ChatView(ReportsWorkers, Vertical):
         self.post_message(self.TurnStarting(self._cancel))
         self.set_status("thinking …")
         self.run_turn(self.conversation, text, self._cancel)
+
+    def send_queued(self) -> None:
+        """Send the oldest queued message, if the agent is free to take it."""
+        if self.queued and not self.busy and self.conversation.runtime is not None:
+            self.send(self.queued.popleft())
+
+    def agent_ready(self) -> None:
+        """Called by the app when an agent was built: what waited for it is sent."""
+        self.send_queued()
+
+    def run_command(self, command: Typed, typed: PromptArea.Submitted) -> None:
+        if command.name == "/model":
+            if command.argument:
+                self.post_message(self.SwitchModel(command.argument))
+            else:
+                self.list_models(host(self).config.model.name)
+        elif command.name == "/new":
+            self.post_message(self.NewSessionRequested())
+        elif command.name == "/help":
+            self.post_message(self.HelpRequested())
+        else:
+            if not typed.area.text:  # back in the prompt, to correct
+                typed.area.load_text(typed.text)
+            self.notify(f"{command.name} is not a command. {hint()}", title="Not sent",
+                        severity="warning", timeout=10)
+
+    @work(thread=True, exclusive=True, group="model-list", exit_on_error=False)
+    def list_models(self, active: str) -> None:
+        from deskmate.app.services.models import known_models, local_model_files
+
+        lines = []
+        for model in known_models(active):
+            where = "on this machine" if model.path else (
+                f"{model.size_mb:,} MB to download" if model.size_mb else "to download")
+            mark = " **(active)**" if model.active else ""
+            lines.append(f"- `{model.name}`{mark}: {model.description} · {where}")
+        for path in local_model_files(active):
+            mark = " **(active)**" if str(path.resolve()) == active else ""
+            lines.append(f"- `{path}`{mark}: a local file")
+        self.post_message(self.ModelsListed(lines))
+
+    def on_chat_view_models_listed(self, message: ModelsListed) -> None:
+        from deskmate.app.ui.blocks import Notice
+
+        message.stop()
+        app = host(self)
+        loaded = app.model.info.name if app.model is not None else "none"
+        self.add(Notice(f"**Model:** {app.config.model.name or '(none chosen)'} · loaded: "
+                        f"{loaded}\n\n" + "\n".join(message.lines) + "\n\n`/model NAME` or "
+                        "`/model PATH` makes one the model; F4 opens the models screen.",
+                        "info"))
 
     def cancel(self) -> bool:
         if self.busy and not self._cancel.is_set():
@@ -196,6 +263,15 @@ class ChatView(ReportsWorkers, Vertical):
         self.query_one("#sandbox").display = False
         self._actions.clear()
         self._reply = None
+        # The focus may have been on a block just removed (a rating button, an
+        # expanded action): typing must still reach the prompt.
+        self.query_one(PromptArea).focus()
+
+    def drop(self, kind: str) -> None:
+        """Remove the blocks of class ``kind`` (news that is no longer true)."""
+        for block in [b for b in self._blocks if b.has_class(kind)]:
+            self._blocks.remove(block)
+            block.remove()
 
     def show_resumed(self, resumed: ResumedSession, detail: SessionDetail) -> None:
         """Redraw a recorded session: questions, tool calls and answers of recent turns."""
@@ -390,6 +466,7 @@ class ChatView(ReportsWorkers, Vertical):
         await self._end_stream()
         self._reply = None
         self.busy = False
+        self.send_queued()
 
     def on_feedback_bar_rated(self, event: FeedbackBar.Rated) -> None:
         event.stop()
@@ -447,3 +524,16 @@ class ChatScreen(Screen):
         yield Header()
         yield ChatView(self.conversation)
         yield Footer()
+
+    def on_screen_resume(self) -> None:
+        if self.focused is None:
+            self.query_one(PromptArea).focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """A key that reached the screen found nothing focused: a printable one is
+        typed into the prompt rather than lost."""
+        if self.focused is None and event.is_printable and event.character:
+            event.stop()
+            prompt = self.query_one(PromptArea)
+            prompt.focus()
+            prompt.insert(event.character)

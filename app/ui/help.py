@@ -1,4 +1,5 @@
-"""The help screen: every key binding of the app, as the config has remapped them.
+"""The help screen: every key binding of the app, as the config has remapped them, and
+the chat's slash commands.
 
 The app hands the screen its bindings, grouped by where they work (``KeyGroups``), so
 this module imports no screen (and the app, which imports them, is not imported here).
@@ -18,14 +19,16 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from deskmate.app.config import KeysConfig
+from deskmate.app.ui.commands import COMMANDS
 
 KeyGroups = Sequence[tuple[str, Sequence[BindingType]]]
 """(where, bindings) pairs, e.g. ("sessions", SessionsScreen.BINDINGS)."""
 
-# Keys handled in code rather than by a binding.
-_UNBOUND = [("prompt", "enter", "Send", ""),
+# Keys handled in code rather than by a binding, and the chat's slash commands.
+_UNBOUND = [("prompt", "enter", "Send (during a turn: queued until it ends)", ""),
             ("prompt", "up / down", "Previous / next prompt", ""),
-            ("everywhere", "ctrl+p", "Command palette: every action by name", "")]
+            ("everywhere", "ctrl+p", "Command palette: every action by name", ""),
+            *(("chat command", c.usage, c.what, "") for c in COMMANDS)]
 
 
 def key_rows(groups: KeyGroups, keys: KeysConfig) -> list[tuple[str, str, str, str]]:
@@ -54,8 +57,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog-box", id="help"):
-            yield Static(Content("Keys. Those with a config name can be remapped in the "
-                                 "[keys] section of the config."), id="help-title")
+            yield Static(Content("Keys and chat commands. Keys with a config name can be "
+                                 "remapped in [keys]."), id="help-title")
             yield DataTable(id="help-keys", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:

@@ -165,21 +165,27 @@ class ModelsScreen(TableScreen):
     def action_adapter(self) -> None:
         current = host(self).config.model.adapter
         def answered(value: str | None) -> None:
-            self.set_option("adapter", value or "")
+            if (value or "") != current:  # unchanged: no reload
+                self.set_option("adapter", value or "")
 
         self.app.push_screen(AskScreen("LoRA adapter (.gguf) path; empty for none:",
                                        value=current), answered)
 
     @work(thread=True, group="models-option", exit_on_error=False)
     def set_option(self, key: str, value: str) -> None:
-        from deskmate.app.services.models import set_model_option
+        from deskmate.app.services.models import set_adapter, set_model_option
 
-        typed: str | int = value
-        if key == "context":
+        app = host(self)
+        if key == "adapter":
+            # Checked before it is written: a file that is no adapter would leave the
+            # config naming a model that cannot load. BadAdapter reaches the user as is.
+            base = app.model.info.architecture if app.model is not None else ""
+            config = set_adapter(value, app.config_path, base)
+            shown = config.model.adapter or "none"
+        else:
             if not value.strip().isdigit():
                 raise ValueError(f"{value!r}: the context size is a number of tokens, e.g. 8192")
-            typed = int(value)
-        # A ConfigError (e.g. below the minimum) reaches the app's worker-failure handler.
-        config = set_model_option(key, typed, host(self).config_path)
-        self.app.post_message(ConfigChanged(config, f"{key} set to {value or 'none'}",
-                                            reload_model=True))
+            # A ConfigError (e.g. below the minimum) reaches the app's worker-failure handler.
+            config = set_model_option(key, int(value), app.config_path)
+            shown = value
+        self.app.post_message(ConfigChanged(config, f"{key} set to {shown}", reload_model=True))
