@@ -189,6 +189,13 @@ async def test_servers_add_import_toggle_and_browse(home, tmp_path):
         assert saved["command"] == sys.executable
         tools = app.screen.query_one("#server-tools").source
         assert "def add(a: int, b: int)" in tools and "5 tools" in tools
+        # A restart goes up to the app as a message, and the app rebuilds the agent.
+        await wait_for(pilot, lambda: app.conversation.runtime is not None, 60, "the agent")
+        agent_before = app.conversation.runtime
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.conversation.runtime not in (None, agent_before),
+                       60, "the agent rebuilt after the restart")
+        await wait_for(pilot, lambda: rows(table)[0][1] == "ready", 60, "toy ready again")
         # Import a Claude Code .mcp.json with a second server and a clash.
         mcp_json = tmp_path / ".mcp.json"
         mcp_json.write_text(json.dumps({"mcpServers": {

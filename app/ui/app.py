@@ -40,6 +40,7 @@ from deskmate.app.ui.messages import (
     HubStarted,
     ModelFailed,
     ModelReady,
+    ServerRestarted,
     SessionResumed,
 )
 from deskmate.app.ui.model_workers import ModelWorkers
@@ -337,6 +338,9 @@ class DeskmateApp(ModelWorkers, App[None]):
 
         self._approval = ApprovalScreen(pending.request)
         self.push_screen(self._approval, answered)
+
+    def on_server_restarted(self, _: ServerRestarted) -> None:
+        self.build_agent()
 
     def on_hub_changed(self, _: HubChanged) -> None:
         if self.screen_stack and isinstance(self.screen, FollowsHub):

@@ -68,10 +68,6 @@ class AppHost(Protocol):
         """Cancel the running download; False when there is none."""
         ...
 
-    def build_agent(self) -> None:
-        """Rebuild the agent over the model and the hub (a server's tools changed)."""
-        ...
-
 
 def host(node: DOMNode) -> AppHost:
     """``node.app`` as the deskmate app. A cast, not a check: every screen and widget runs

@@ -85,6 +85,15 @@ class HubChanged(Message):
         super().__init__()
 
 
+class ServerRestarted(Message):
+    """A server was restarted on its own (its tools may have changed): the app rebuilds
+    the agent, whose prompt and bridge list them."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__()
+
+
 class HubStarted(Message):
     """The MCP hub is up: every enabled server answered or failed."""
 

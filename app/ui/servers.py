@@ -24,7 +24,7 @@ from textual.widgets import DataTable, Footer, Header, Markdown, Static
 from deskmate.app.services import servers as server_ops
 from deskmate.app.ui.dialogs import AskScreen
 from deskmate.app.ui.host import host
-from deskmate.app.ui.messages import ConfigChanged, HubChanged
+from deskmate.app.ui.messages import ConfigChanged, HubChanged, ServerRestarted
 from deskmate.app.ui.tables import TableScreen
 
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ class ServersScreen(TableScreen):
             return
         state = hub.restart(name)
         self.app.post_message(HubChanged(state))
-        self.app.call_from_thread(host(self).build_agent)  # its tools may have changed
+        self.post_message(ServerRestarted(name))  # up to the app: its tools may have changed
 
     @work(thread=True, group="server-test", exit_on_error=False)
     def probe(self, name: str) -> None:
