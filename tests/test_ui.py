@@ -31,7 +31,7 @@ from deskmate.app.config import Config, load_config
 from deskmate.app.llm import GenerationParams, NoModelConfigured
 from deskmate.app.llm.registry import parse_model_spec
 from deskmate.app.store import get_session, list_sessions, open_db
-from deskmate.app.ui import chat as chat_module
+from deskmate.app.ui import transcript as transcript_module
 from deskmate.app.ui.app import DeskmateApp
 from deskmate.app.ui.approval import ApprovalScreen, hidden_characters
 from deskmate.app.ui.blocks import ActionBlock, FeedbackBar, ReplyBlock, UserBlock
@@ -330,7 +330,7 @@ async def test_thumbs_are_stored_as_feedback(home):
 
 
 async def test_long_sessions_keep_a_bounded_number_of_widgets(home, monkeypatch):
-    monkeypatch.setattr(chat_module, "MAX_BLOCKS", 10)
+    monkeypatch.setattr(transcript_module, "MAX_BLOCKS", 10)
     app = make_app(scripted(*[f"answer {i}" for i in range(8)], chunk=50))
     async with app.run_test() as pilot:
         await ready(app, pilot)
@@ -339,7 +339,7 @@ async def test_long_sessions_keep_a_bounded_number_of_widgets(home, monkeypatch)
             await turn_done(app, pilot)
         transcript = app.chat.query_one("#transcript")
         assert len(transcript.children) == 11  # the banner and the newest ten blocks
-        assert app.chat.hidden == 14 and app.chat.query_one("#hidden").display
+        assert app.chat.transcript.hidden == 14 and app.chat.query_one("#hidden").display
         assert app.chat.query(ReplyBlock).last().source == "answer 7"
 
 

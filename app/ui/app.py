@@ -226,7 +226,7 @@ class DeskmateApp(ModelWorkers, App[None]):
         self.model = message.model
         self._show_model()
         for view in self.chat_screen.query(ChatView):  # "no model" news is now stale
-            view.drop(_UNTIL_MODEL)
+            view.transcript.drop(_UNTIL_MODEL)
         self._set_status(f"{message.model.info.name} loaded · connecting tools …"
                          if not self._hub_ready else f"{message.model.info.name} loaded")
         if self._hub_ready:
@@ -284,7 +284,7 @@ class DeskmateApp(ModelWorkers, App[None]):
                           "models, or type `/model tiny` to try the small offline one.", "info")
         else:
             card = Notice(f"## The model could not be loaded\n\n{message.error}", "error")
-        self.chat.add(card.add_class(_UNTIL_MODEL))
+        self.chat.transcript.add(card.add_class(_UNTIL_MODEL))
 
     def on_chat_view_switch_model(self, message: ChatView.SwitchModel) -> None:
         self.chat.set_status(f"choosing {message.spec} …")
