@@ -27,6 +27,10 @@ class GGUFError(Exception):
     """The file is not a usable GGUF model; the message says why and what to do."""
 
 
+class NotAnAdapter(GGUFError):
+    """A readable GGUF file that is not a LoRA adapter for the model at hand."""
+
+
 @dataclass(frozen=True)
 class GGUFInfo:
     path: Path
@@ -55,6 +59,22 @@ class GGUFInfo:
     def context_length(self) -> int | None:
         value = self.metadata.get(f"{self.architecture}.context_length")
         return int(value) if value is not None else None
+
+
+def check_adapter(path: Path, base_architecture: str = "") -> GGUFInfo:
+    """``path``'s header, once it says the file is a LoRA adapter for models of
+    ``base_architecture`` (any, when empty): an adapter only applies to the model family
+    it was trained on. Reads the header only, so it is quick for a large file."""
+    info = inspect_gguf(path)
+    if info.file_type != "adapter":
+        raise NotAnAdapter(f"{path} is a {info.file_type}, not a LoRA adapter (its "
+                           f"general.type is {info.file_type!r}): load it as the model, "
+                           "and give the adapter made for it as the adapter")
+    if base_architecture and info.architecture != base_architecture:
+        raise NotAnAdapter(f"LoRA adapter {path} was made for {info.architecture!r} "
+                           f"models, but the model is {base_architecture!r}: load the "
+                           "adapter's own base model first")
+    return info
 
 
 def inspect_gguf(path: str | Path, *, check_data: bool = True) -> GGUFInfo:

@@ -30,7 +30,7 @@ from deskmate.app.llm.base import (
     StreamEvent,
     TokenClock,
 )
-from deskmate.app.llm.gguf_file import GGUFError, inspect_gguf
+from deskmate.app.llm.gguf_file import GGUFError, NotAnAdapter, check_adapter, inspect_gguf
 from deskmate.app.llm.stops import StopMatcher
 
 if TYPE_CHECKING:  # llama_cpp loads its shared library on import: only when a model loads
@@ -383,12 +383,8 @@ class LlamaCppModel:
 
 def _check_adapter(path: Path, base_arch: str) -> None:
     try:
-        info = inspect_gguf(path)
+        check_adapter(path, base_arch)
+    except NotAnAdapter as exc:
+        raise ModelError(str(exc)) from exc
     except GGUFError as exc:
         raise ModelError(f"LoRA adapter: {exc}") from exc
-    if info.file_type != "adapter":
-        raise ModelError(f"{path} is not a LoRA adapter (general.type = {info.file_type!r}); "
-                         "point [model] adapter at a .gguf adapter file")
-    if info.architecture != base_arch:
-        raise ModelError(f"adapter {path} was made for {info.architecture!r} models, but the "
-                         f"base model is {base_arch!r}: use the adapter's own base model")

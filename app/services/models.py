@@ -123,7 +123,8 @@ def check_adapter(value: str, base_architecture: str = "") -> Path:
     adapter only applies to the model family it was trained on. Reads the GGUF header,
     so it is quick even for a large file.
     """
-    from deskmate.app.llm.gguf_file import GGUFError, inspect_gguf
+    from deskmate.app.llm.gguf_file import GGUFError, NotAnAdapter
+    from deskmate.app.llm.gguf_file import check_adapter as check_header
 
     path = Path(value).expanduser().resolve()
     if not path.is_file():
@@ -131,17 +132,11 @@ def check_adapter(value: str, base_architecture: str = "") -> Path:
                          "adapter (a finetune run writes one: F5, u serves it), or leave it "
                          "empty for none")
     try:
-        info = inspect_gguf(path)
+        check_header(path, base_architecture)
+    except NotAnAdapter as exc:
+        raise BadAdapter(str(exc)) from exc
     except GGUFError as exc:
         raise BadAdapter(f"LoRA adapter: {exc}") from exc
-    if info.file_type != "adapter":
-        raise BadAdapter(f"{path} is a {info.file_type}, not a LoRA adapter (its "
-                         f"general.type is {info.file_type!r}): choose it as the model "
-                         "(F4, or /model PATH) and give the adapter made for it here")
-    if base_architecture and info.architecture != base_architecture:
-        raise BadAdapter(f"LoRA adapter {path} was made for {info.architecture!r} models, "
-                         f"but the model is {base_architecture!r}: load the adapter's own "
-                         "base model first")
     return path
 
 
