@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from deskmate.finetune.extras import Extras, check_extras
 from deskmate.finetune.hardware import Plan
 from deskmate.finetune.runs import RunRecord
 
@@ -25,6 +26,7 @@ class Survey:
     sources: tuple[tuple[str, str], ...]  # (label, task source) to choose from
     runs: tuple[RunRecord, ...]  # the runs so far, newest first
     default_steps: int
+    extras: Extras  # the training libraries this plan's device lacks, and their install
 
 
 def survey(model_name: str | None, tools: int) -> Survey:
@@ -66,8 +68,9 @@ def survey(model_name: str | None, tools: int) -> Survey:
                 f"suite:{bundled_suite()}")]
     if tools:
         sources.append((f"generated for your {tools} tools", "generate"))
+    extras = check_extras(plan.device if plan is not None else None)
     return Survey(described, plan, model, serving, base, tuple(sources), tuple(runs),
-                  GRPOConfig().steps)
+                  GRPOConfig().steps, extras)
 
 
 def bundled_suite() -> Path:

@@ -132,3 +132,38 @@ def test_tasks_lists_excludes_and_includes(home):
     assert bad.returncode == 2 and "names no task" in bad.stderr
     back = deskmate("finetune", "tasks", "--include", key, home=home)
     assert back.returncode == 0 and len(from_sessions(db)) == 2
+
+
+def test_without_the_extras_the_cli_says_how_to_install_them(home, tiny_model_path,
+                                                             monkeypatch):
+    from click.testing import CliRunner
+
+    from deskmate.app import paths
+    from deskmate.app.cli import main
+    from deskmate.app.store import open_db
+    from deskmate.finetune import extras
+    from deskmate.finetune.runs import list_runs
+
+    real = extras.find_spec
+    monkeypatch.setattr(extras, "find_spec", lambda name: None if name == "peft" else real(name))
+    result = CliRunner().invoke(main, ["finetune", "--model", str(tiny_model_path),
+                                       "--device", "cpu"])
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert "peft" in line and "torch" not in line.split("install it")[0]
+    assert extras.install_command() in line and "-m pip install" in line
+    assert "Traceback" not in result.output
+    assert not list((paths.data_dir() / "finetune").glob("run-*"))
+    assert list_runs(open_db()) == []
+
+
+def test_the_install_command_reinstalls_this_checkout_editable():
+    import sys
+
+    from deskmate.finetune.extras import check_extras
+
+    found = check_extras("cpu")
+    assert found.ok and found.missing == ()
+    assert found.command.startswith(sys.executable)
+    # the test venv is `make`'s editable install of this checkout
+    assert found.command.endswith(f"-e '{Path(__file__).parent.parent}[finetune]'")

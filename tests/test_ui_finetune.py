@@ -178,3 +178,24 @@ async def test_excluded_session_prompts_are_not_trained_on(home):
         await wait_for(pilot, lambda: str(screen.survey.sources[0][0]) ==
                        "your sessions (2 tasks, 1 excluded)", what="the new count")
     assert [t.prompt for t in from_sessions(open_db())] == [PROMPTS[0], PROMPTS[2]]
+
+
+async def test_without_the_extras_s_says_how_to_install_them(home, tiny_model_path,
+                                                             monkeypatch):
+    from deskmate.finetune import extras
+
+    monkeypatch.setattr(extras, "find_spec", lambda name: None)
+    record_tasks(2)
+    app = tiny_app(tiny_model_path)
+    async with app.run_test(size=(130, 40)) as pilot:
+        screen = await open_screen(app, pilot)
+        command = extras.install_command()
+        plan = text(screen, "#finetune-plan").replace("\n", "")
+        assert "torch, transformers, peft" in plan and "[finetune]" in plan
+        assert screen.query_one("#finetune-start", Button).disabled
+        await pilot.press("s")
+        await pilot.pause(0.3)
+        assert any(command in n.message for n in app._notifications)
+        assert screen.live is None and screen.child is None
+        assert screen.query_one("#finetune-runs", DataTable).row_count == 0
+        assert not list((paths.data_dir() / "finetune").glob("run-*"))

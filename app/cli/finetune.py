@@ -66,12 +66,14 @@ def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_
             spec, run_dir = find_run(resume)
         except LookupError as exc:
             fail(str(exc), EXIT_USAGE)
+        _check_extras(spec.device)
     else:
         try:
             TaskSource.parse(source)
         except RunError as exc:
             fail(f"--tasks {exc}", EXIT_USAGE)
         serving, train_base = _models(env, model)
+        _check_extras(device)  # before start_run: a run that cannot start leaves no row
         grpo = {"steps": steps, "group_size": group, "tasks_per_step": tasks_per_step,
                 "seed": seed, **({"learning_rate": lr} if lr is not None else {})}
         spec, run_dir = start_run(RunSpec(
@@ -92,6 +94,18 @@ def _models(env: Env, model: str | None) -> tuple[Path, str]:
         fail("no model configured: pass --model NAME (e.g. --model tiny for a CPU try)",
              EXIT_USAGE)
     return training_models(name)
+
+
+def _check_extras(device: str) -> None:
+    """Exit with the install command when the run's child could not import its libraries."""
+    from deskmate.finetune.extras import check_extras
+    from deskmate.finetune.hardware import detect_gpus
+
+    if device == "auto":  # the child picks cuda when there is a GPU: unsloth is then needed
+        device = "cuda" if detect_gpus() else "cpu"
+    extras = check_extras(device)
+    if not extras.ok:
+        fail(extras.message, EXIT_USAGE)
 
 
 def _follow(run_dir: Path, json_progress: bool) -> int:

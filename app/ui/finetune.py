@@ -227,9 +227,11 @@ class FinetuneScreen(TableScreen):
         self.survey = s = message.survey
         self.query_one("#finetune-hardware", Static).update(Content(s.hardware))
         plan = s.plan
-        self.query_one("#finetune-plan", Static).update(Content(
-            f"{s.model} · {plan.reason}" + (f"\n{describe_plan(plan)}" if plan.device else "")
-            if plan is not None else s.model))
+        shown = (f"{s.model} · {plan.reason}" + (f"\n{describe_plan(plan)}" if plan.device
+                                                 else "") if plan is not None else s.model)
+        if not s.extras.ok:
+            shown += f"\n{s.extras.message}"
+        self.query_one("#finetune-plan", Static).update(Content(shown))
         source = self.query_one("#finetune-source", Select)
         chosen = source.value
         source.set_options(s.sources)
@@ -343,8 +345,9 @@ class FinetuneScreen(TableScreen):
         plan = self.survey.plan if self.survey is not None else None
         running = self.child is not None or self.live is not None
         record = self._record(int(self.selected)) if self.selected else None
+        extras_ok = self.survey is not None and self.survey.extras.ok
         self.query_one("#finetune-start", Button).disabled = running or plan is None or (
-            plan.device is None)
+            plan.device is None) or not extras_ok
         self.query_one("#finetune-start", Button).label = (
             "Resume" if self._resumable(record) else "Start")
         self.query_one("#finetune-stop", Button).disabled = not running
@@ -370,6 +373,10 @@ class FinetuneScreen(TableScreen):
         if plan is None or plan.device is None:
             self.notify(plan.reason if plan else "No model to train: pick one in Models (F4).",
                         severity="warning", timeout=10)
+            return
+        if self.survey is not None and not self.survey.extras.ok:
+            # the child would die at its first import, leaving a run that cannot resume
+            self.notify(self.survey.extras.message, severity="error", timeout=20)
             return
         record = self._record(int(self.selected)) if self.selected else None
         if record is not None and self._resumable(record):
