@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deskmate.app import paths
-from deskmate.finetune.progress import ProgressEvent, Text, parse_progress
+from deskmate.finetune.progress import ProgressEvent, parse_progress
 from deskmate.finetune.spec import RunSpec
 
 if TYPE_CHECKING:
@@ -166,10 +166,11 @@ def list_runs(db: Database, limit: int = 50) -> list[RunRecord]:
 
 
 def read_progress(run_dir: Path) -> list[ProgressEvent]:
-    """The progress events a run has printed so far (text lines, e.g. tracebacks, skipped)."""
+    """The progress events a run has printed so far, its text lines (a failed run's
+    traceback, merged from stderr by ``follow``) included: they are why it failed."""
     path = run_dir / "progress.jsonl"
     if not path.exists():
         return []
     events = (parse_progress(raw)
               for raw in path.read_text(encoding="utf-8", errors="replace").splitlines())
-    return [e for e in events if e is not None and not isinstance(e, Text)]
+    return [e for e in events if e is not None]

@@ -199,3 +199,24 @@ async def test_without_the_extras_s_says_how_to_install_them(home, tiny_model_pa
         assert screen.live is None and screen.child is None
         assert screen.query_one("#finetune-runs", DataTable).row_count == 0
         assert not list((paths.data_dir() / "finetune").glob("run-*"))
+
+
+async def test_a_failed_run_keeps_and_shows_why(home, tiny_model_path):
+    from deskmate.app.ui.finetune_view import RunView
+    from deskmate.finetune.runs import start_run
+    from deskmate.finetune.spec import RunSpec
+
+    spec, run_dir = start_run(RunSpec(base=str(tiny_model_path),
+                                      serving_gguf=str(tiny_model_path), device="cpu"))
+    (run_dir / "progress.jsonl").write_text(
+        "Traceback (most recent call last):\nModuleNotFoundError: No module named 'torch'\n")
+    app = tiny_app(tiny_model_path)
+    async with app.run_test(size=(130, 40)) as pilot:
+        screen = await open_screen(app, pilot)
+        log = screen.query_one(Log)
+        await wait_for(pilot, lambda: "No module named 'torch'" in "\n".join(log.lines),
+                       what="the traceback replayed from the run's log")
+        screen.live = RunView(int(spec.run_id or 0), log=["[x] Traceback", "No module torch"])
+        screen.post_message(FinetuneScreen.Ended(int(spec.run_id or 0), 1))
+        await wait_for(pilot, lambda: any("No module torch" in n.message and "[x]" in n.message
+                                          for n in app._notifications), what="the failure")

@@ -281,14 +281,17 @@ class FinetuneScreen(TableScreen):
 
     def on_finetune_screen_ended(self, message: Ended) -> None:
         self.child = None
+        # its last lines are why it failed (the traceback, merged into its log)
+        last = self.live.log[-3:] if self.live is not None else []
         self.live = None
         if message.code == 0:
             self.notify(f"finetune run {message.run_id} finished: u serves its adapter")
         elif message.code == 130:
             self.notify(f"finetune run {message.run_id} stopped; s resumes it")
         else:
-            self.notify(f"finetune run {message.run_id} failed (exit {message.code}); its "
-                        "log says why", severity="error", timeout=12)
+            self.notify("\n".join([f"finetune run {message.run_id} failed (exit "
+                                   f"{message.code}); its log ends:", *last]),
+                        severity="error", timeout=20, markup=False)  # tracebacks have [
         self.survey_machine()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
