@@ -5,9 +5,6 @@ last expression's value kept in ``_`` and returned as a repr, and whatever it ra
 turned into a status and an error text trimmed to the cells' own frames.
 """
 
-# ruff: noqa: TID251 (this folder imports itself relatively: in the sandbox it is the
-# package _deskmate_sandbox, on the host deskmate.tools.sandbox.worker; not `tools`)
-
 from __future__ import annotations
 
 import ast

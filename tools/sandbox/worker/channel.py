@@ -4,9 +4,6 @@ One reader thread sorts the host's frames (cells to run, replies to tool calls,
 interrupts); writes are serialized and never cut by an interrupt.
 """
 
-# ruff: noqa: TID251 (this folder imports itself relatively: in the sandbox it is the
-# package _deskmate_sandbox, on the host deskmate.tools.sandbox.worker; not `tools`)
-
 from __future__ import annotations
 
 import os

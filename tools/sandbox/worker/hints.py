@@ -2,9 +2,6 @@
 a tool called bare, a misspelled server, a module that is not installed, a user's path
 that only the tools reach."""
 
-# ruff: noqa: TID251 (this folder imports itself relatively: in the sandbox it is the
-# package _deskmate_sandbox, on the host deskmate.tools.sandbox.worker; not `tools`)
-
 from __future__ import annotations
 
 from .state import Toolspace

@@ -9,9 +9,6 @@ the cell's output. Tool calls leave only through the ``call`` frame; the host de
 file calls; then runs each cell the host sends and answers with its ``done`` frame.
 """
 
-# ruff: noqa: TID251 (this folder imports itself relatively: in the sandbox it is the
-# package _deskmate_sandbox, on the host deskmate.tools.sandbox.worker; not `tools`)
-
 from __future__ import annotations
 
 import contextlib

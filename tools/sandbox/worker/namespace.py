@@ -1,9 +1,6 @@
 """What a cell sees: one object per server whose tools are methods, the helpers,
 ``ToolError``; every call leaves through the channel."""
 
-# ruff: noqa: TID251 (this folder imports itself relatively: in the sandbox it is the
-# package _deskmate_sandbox, on the host deskmate.tools.sandbox.worker; not `tools`)
-
 import builtins
 
 from .channel import Channel, ToolError

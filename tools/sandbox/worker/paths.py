@@ -10,9 +10,6 @@ The functions that replace Python's keep their plain signatures and no postponed
 annotations: ``help(open)`` in a cell shows them.
 """
 
-# ruff: noqa: TID251 (this folder imports itself relatively: in the sandbox it is the
-# package _deskmate_sandbox, on the host deskmate.tools.sandbox.worker; not `tools`)
-
 import builtins
 import io
 import os
