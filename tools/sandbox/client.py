@@ -193,8 +193,10 @@ class Sandbox:
         from_r, from_w = os.pipe()
         out_r, out_w = os.pipe()
         try:
+            argv = command(level, self._workdir, worker_args(level, (to_r, from_w)),
+                           uid=self._uid, fds=(to_r, from_w))
             proc = subprocess.Popen(
-                command(level, self._workdir, worker_args(level, (to_r, from_w))),
+                argv,
                 stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, pass_fds=(to_r, from_w),
                 cwd=self._workdir, env=scrubbed_env(self._workdir), start_new_session=True)
         except OSError as exc:
@@ -208,8 +210,10 @@ class Sandbox:
         worker = _Worker(proc, to_w, from_r, out_r)
         output = OutputBuffer(4000)
         try:
+            # The unshare jail has dropped to the uid before the worker started.
+            uid = None if level == "unshare" else self._uid
             worker.send({"type": "setup", "limits": asdict(self._limits),
-                         "namespace": self._namespace, "uid": self._uid, "gid": self._uid})
+                         "namespace": self._namespace, "uid": uid, "gid": uid})
             frame = self._next_frame(worker, time.monotonic() + START_TIMEOUT_S, output)
         except (OSError, protocol.ProtocolError) as exc:
             frame = {"type": f"failure: {exc}"}

@@ -3,9 +3,9 @@
 Levels, strongest first (set DESKMATE_SANDBOX_ISOLATION to cap the level):
 - ``bwrap``: bubblewrap namespaces — no network, own pids, a read-only view of the
   system libraries and the Python stdlib only, no home, only the work dir writable.
-- ``unshare``: as root without bwrap — no network and own pids; the file system is the
-  host's, seen as an unprivileged uid.
-- ``rlimits``: resource limits only.
+- ``unshare``: the same view built by deskmate itself (jail.py) where namespaces may be
+  created (root, or user namespaces for an ordinary user) but bubblewrap is missing.
+- ``rlimits``: resource limits only; the app asks before each cell (see README).
 At every level the worker gets a scrubbed environment and rlimits, and as root it runs
 as a throwaway uid so that RLIMIT_NPROC (not enforced for root) bounds fork bombs.
 """
@@ -13,6 +13,7 @@ as a throwaway uid so that RLIMIT_NPROC (not enforced for root) bounds fork bomb
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -28,7 +29,8 @@ LEVELS = ("bwrap", "unshare", "rlimits")
 OVERRIDE_ENV = "DESKMATE_SANDBOX_ISOLATION"
 # The worker's folder: all that runs inside, and the only part of deskmate bound there.
 WORKER = Path(__file__).resolve().parent / "worker"
-INSIDE = Path("/opt/deskmate-sandbox")  # where bwrap shows the worker's folder
+INSIDE = Path("/opt/deskmate-sandbox")  # where the jail shows the worker's folder
+JAIL = Path(__file__).resolve().parent / "jail.py"
 SYSTEM_LIBS = ("/usr/lib", "/usr/lib64", "/lib", "/lib64")
 # Throwaway uids for root's sandboxes: outside any distribution's range, so no file
 # or process of a real user shares them.
@@ -64,7 +66,7 @@ def python_paths() -> list[Path]:
 
 def worker_args(level: str, fds: tuple[int, int]) -> list[str]:
     """The interpreter's arguments that run the worker speaking on these fds."""
-    folder = INSIDE if level == "bwrap" else WORKER
+    folder = WORKER if level == "rlimits" else INSIDE
     return [str(folder / "boot.py"), *(str(fd) for fd in fds)]
 
 
@@ -78,13 +80,39 @@ def _ancestors(path: Path) -> list[Path]:
     return [p for p in reversed(path.parents) if p != Path("/")]
 
 
-def bwrap_args(workdir: Path, root: bool) -> list[str]:
-    binds: list[tuple[str, str, str]] = []  # (option, source, destination)
-    binds += [("--ro-bind", lib, lib) for lib in SYSTEM_LIBS if os.path.exists(lib)]
+def _binds(workdir: Path) -> list[tuple[str, str, str]]:
+    """What a jail shows, shallowest first: (option, source, destination)."""
+    binds = [("--ro-bind", lib, lib) for lib in SYSTEM_LIBS if os.path.exists(lib)]
     binds += [("--ro-bind", str(p), str(p)) for p in python_paths()]
     binds.append(("--ro-bind", str(WORKER), str(INSIDE)))
     binds.append(("--bind", str(workdir), str(workdir)))
-    binds.sort(key=lambda b: len(Path(b[2]).parts))
+    return sorted(binds, key=lambda b: len(Path(b[2]).parts))
+
+
+def _site_packages() -> str | None:
+    """The stdlib's site-packages, hidden by an empty folder in the jail."""
+    site = Path(os.path.realpath(sysconfig.get_paths()["stdlib"])) / "site-packages"
+    return str(site) if site.is_dir() else None
+
+
+def jail_spec(workdir: Path, program: list[str], uid: int | None,
+              fds: tuple[int, ...]) -> dict:
+    """What jail.py builds: the binds of bwrap's view (a symlinked system folder, as
+    Debian's /lib, stays a symlink), the program to exec and as which uid."""
+    links, binds, bound = [], [], []
+    for option, source, dest in _binds(workdir):
+        if source in SYSTEM_LIBS and os.path.islink(source):
+            links.append([dest, os.readlink(source)])
+        elif not any(Path(dest).is_relative_to(b) for b in bound):
+            binds.append([source, dest, option == "--bind"])
+            bound.append(dest)
+    site = _site_packages()
+    return {"links": links, "binds": binds, "hidden": [site] if site else [],
+            "workdir": str(workdir), "uid": uid, "argv": program, "fds": list(fds)}
+
+
+def bwrap_args(workdir: Path, root: bool) -> list[str]:
+    binds = _binds(workdir)
     args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session",
             "--hostname", "sandbox"]
@@ -104,21 +132,23 @@ def bwrap_args(workdir: Path, root: bool) -> list[str]:
         mounted.append(Path(dest))
     for option, source, dest in binds:
         args += [option, source, dest]
-    stdlib = Path(os.path.realpath(sysconfig.get_paths()["stdlib"]))
-    if (stdlib / "site-packages").is_dir():  # hide every installed package
-        site = str(stdlib / "site-packages")
+    if site := _site_packages():  # hide every installed package
         args += ["--perms", "0555", "--tmpfs", site, "--remount-ro", site]
     args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/", "--chdir", str(workdir)]
     return args
 
 
-def command(level: str, workdir: Path, args: list[str]) -> list[str]:
-    """argv that runs ``python -I -S -B -u ARGS`` at this level."""
+def command(level: str, workdir: Path, args: list[str], *, uid: int | None = None,
+            fds: tuple[int, ...] = ()) -> list[str]:
+    """argv that runs ``python -I -S -B -u ARGS`` at this level. At ``unshare`` the
+    jail drops to ``uid`` itself; ``fds`` are the worker's, which the jail's own
+    processes close."""
     program = [str(interpreter()), "-I", "-S", "-B", "-u", *args]
     if level == "bwrap":
         return [*bwrap_args(workdir, os.geteuid() == 0), "--", *program]
     if level == "unshare":
-        return ["unshare", "--net", "--pid", "--fork", "--mount-proc", "--kill-child", *program]
+        spec = jail_spec(workdir, program, uid, fds)
+        return [str(interpreter()), "-I", "-S", "-B", str(JAIL), json.dumps(spec)]
     return program
 
 
@@ -135,10 +165,11 @@ def _probe(level: str) -> bool:
     """Start a real (trivial) interpreter at this level; True when it ran."""
     if level == "bwrap" and not shutil.which("bwrap"):
         return False
-    if level == "unshare" and (os.geteuid() != 0 or not shutil.which("unshare")):
-        return False
     with tempfile.TemporaryDirectory(prefix="deskmate-probe-") as tmp:
-        argv = command(level, Path(tmp), ["-c", "import json, socket"])
+        uid = sandbox_uid() if os.geteuid() == 0 else None
+        if uid is not None:
+            os.chown(tmp, uid, uid)
+        argv = command(level, Path(tmp), ["-c", "import json, socket"], uid=uid)
         try:
             done = subprocess.run(argv, cwd=tmp, env=scrubbed_env(Path(tmp)),
                                   stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
@@ -157,32 +188,29 @@ def _bwrap_version() -> str:
 
 def _plan(level: str) -> Plan:
     root = os.geteuid() == 0
-    if level == "bwrap":
-        drop = root
-    else:  # the throwaway uid must still reach the interpreter and the worker
+    if level == "rlimits":  # the throwaway uid must reach the interpreter on the host
         drop = root and all(_readable_by_others(p) for p in [
             *python_paths(), WORKER, *WORKER.glob("*.py")])
+    else:  # the jail binds the interpreter in: any uid reaches it
+        drop = root
     bounded = drop or not root
-    home = Path(os.path.expanduser("~"))
     procs = ("processes bounded by RLIMIT_NPROC" if bounded else
              "processes NOT bounded (root, and the interpreter is not reachable by an "
              "unprivileged uid)")
     who = "a throwaway uid" if drop else ("root" if root else "your uid")
     limits = "rlimits on CPU, memory, file size, processes; scrubbed environment"
+    view = ("no network, own pid namespace, read-only system libraries and Python stdlib "
+            "only, no home, only the work dir writable")
     if level == "bwrap":
-        details = (f"{_bwrap_version()}: no network, own pid namespace, read-only system "
-                   f"libraries and Python stdlib only, no home, only the work dir writable; "
-                   f"runs as {who}, {procs}; {limits}")
+        details = f"{_bwrap_version()}: {view}; runs as {who}, {procs}; {limits}"
         return Plan(Isolation("bwrap", False, False, details), drop, bounded)
-    home_visible = not drop or _readable_by_others(home)
     if level == "unshare":
-        rights = ("readable where others may read, writable where others may write"
-                  if drop else f"with {who}'s rights")
-        details = (f"unshare: no network, own pid namespace; the host file system as {who} "
-                   f"({rights}); {procs}; {limits}")
-        return Plan(Isolation("unshare", False, home_visible, details), drop, bounded)
+        details = (f"deskmate's own jail (namespaces, no bubblewrap): {view}; runs as {who} "
+                   f"with no capabilities and no_new_privs, {procs}; {limits}")
+        return Plan(Isolation("unshare", False, False, details), drop, bounded)
+    home_visible = not drop or _readable_by_others(Path(os.path.expanduser("~")))
     details = (f"rlimits only: network reachable, the host file system as {who}; {procs}; "
-               f"{limits}. Install bubblewrap for real isolation")
+               f"{limits}. Each cell needs your approval")
     return Plan(Isolation("rlimits", True, home_visible, details), drop, bounded)
 
 
