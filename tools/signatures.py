@@ -2,13 +2,16 @@
 
 ``signature(tool)`` turns a tool's JSON Schema into a ``def`` line and a short docstring::
 
-    def read_file(path: str, head: int | None = None) -> Any:
+    def read_file(path: str, head: int | None = None) -> str:
         \"\"\"Read the complete contents of a file.
         Args:
             head: If provided, returns only the first N lines of the file
         \"\"\"
 
-Types are the readable text of ``tools.schema_types``. Parameter names that are not
+Types are the readable text of ``tools.schema_types``. The return type is the tool's
+``outputSchema`` read the way ``ToolResult.value()`` unwraps the result: an object reads as
+``{"path": str, "size": int}``, FastMCP's ``{"result": X}`` wrapper as ``X``; a tool that
+declares no schema returns ``Any``. Parameter names that are not
 Python identifiers (``api-version``, ``from``, ``$meta``) get stable identifiers, and
 ``Signature.to_arguments`` maps a call's keyword arguments back to the JSON names. The
 docstring lists only parameters with something to say; the ``def`` line carries the types.
@@ -35,6 +38,7 @@ from deskmate.tools.schema_types import (
 from deskmate.tools.spec import ToolSpec
 
 SUMMARY_CHARS = 100
+RETURN_CHARS = 70  # a longer result type reads plainer (``dict``): the index budget
 PARAM_DOC_CHARS = 80  # one Args line's description
 NOTE_CHARS = 60  # the allowed values or the keys of a parameter, when its type omits them
 DEFAULT_CHARS = 30  # longer defaults read as ``...``
@@ -72,10 +76,16 @@ class Signature:
     params: tuple[Param, ...] = ()
     summary: str = ""  # one line
     doc: str = ""  # the docstring's text: summary, then an ``Args:`` block
+    returns: str = "Any"  # the type text of what a call gives back
+
+    def call_text(self) -> str:
+        """``name(a: str, b: int | None = None)``: the call without its return type (the
+        one-line form ``search_tools`` lists)."""
+        return f"{self.name}({', '.join(p.text() for p in self.params)})"
 
     def def_line(self) -> str:
         """``def name(a: str, b: int | None = None) -> Any``: valid Python, no colon."""
-        return f"def {self.name}({', '.join(p.text() for p in self.params)}) -> Any"
+        return f"def {self.call_text()} -> {self.returns}"
 
     def text(self) -> str:
         """The ``def`` line with its docstring, as ``tool_help`` shows it (valid Python)."""
@@ -162,7 +172,24 @@ def signature(tool: ToolSpec) -> Signature:
     summary = summary_line(tool.description or "")
     doc = _docstring(summary, params)
     return Signature(server=tool.server, tool=tool.name, name=py_identifier(tool.name),
-                     params=tuple(params), summary=summary, doc=doc)
+                     params=tuple(params), summary=summary, doc=doc,
+                     returns=return_type(tool.output_schema))
+
+
+def return_type(output_schema: Any) -> str:
+    """The type text of a tool's result, from its ``outputSchema`` ("Any" when none).
+
+    ``ToolResult.value()`` hands back structured content, with FastMCP's wrapper
+    ``{"result": X}`` taken off: the type says the same, so ``count(text) -> int`` rather
+    than ``-> {"result": int}``.
+    """
+    if not isinstance(output_schema, dict) or not output_schema:
+        return "Any"
+    schema = deref(output_schema, output_schema)
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if isinstance(props, dict) and list(props) == ["result"]:
+        schema = props["result"]
+    return type_text(schema, output_schema, max_chars=RETURN_CHARS)
 
 
 def _param(original: str, name: str, schema: Any, required: bool, fallback: str,

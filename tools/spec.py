@@ -13,6 +13,8 @@ class ToolSpec:
     description: str = ""
     input_schema: dict[str, Any] = field(default_factory=dict)
     annotations: dict[str, Any] = field(default_factory=dict)
+    # The JSON Schema of the tool's structured result ({} when it declares none).
+    output_schema: dict[str, Any] = field(default_factory=dict)
 
     @property
     def read_only(self) -> bool:
@@ -34,4 +36,9 @@ class ToolSpec:
             description=tool.get("description") or "",
             input_schema=tool.get("inputSchema") or tool.get("input_schema") or {},
             annotations=tool.get("annotations") or {},
+            output_schema=_object(tool.get("outputSchema") or tool.get("output_schema")),
         )
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

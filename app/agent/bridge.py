@@ -124,7 +124,7 @@ class ToolBridge:
         for hit in self._search.search(query, k=max(1, min(k, 20))):
             spec = self.catalog.get(hit.server, hit.tool)
             sig = signature(spec)
-            call = sig.def_line().removeprefix("def ").removesuffix(" -> Any")
+            call = sig.call_text()
             lines.append(f"{py_identifier(hit.server)}.{call} — {sig.summary}")
         return lines
 

@@ -70,25 +70,46 @@ class ToolResult:
 
 def from_mcp(server: str, tool: str, result: Any, duration_s: float) -> ToolResult:
     """Convert an ``mcp.types.CallToolResult``; binary payloads become descriptors."""
-    items = []
-    for block in result.content or []:
-        kind = getattr(block, "type", "")
-        if kind == "text":
-            items.append(ContentItem("text", text=block.text))
-        elif kind in ("image", "audio"):
-            items.append(ContentItem(kind, mime_type=block.mime_type or "",
-                                     size=len(block.data) * 3 // 4 if block.data else 0))
-        elif kind == "resource":
-            res = block.resource
-            text = getattr(res, "text", None)
-            blob = getattr(res, "blob", None)
-            items.append(ContentItem("resource", text=text or "", uri=str(res.uri),
-                                     mime_type=getattr(res, "mime_type", None) or "",
-                                     size=len(blob) * 3 // 4 if blob else None))
-        elif kind == "resource_link":
-            items.append(ContentItem("resource_link", uri=str(block.uri),
-                                     mime_type=block.mime_type or "", size=block.size,
-                                     text=block.description or block.name or ""))
+    items = [item for block in result.content or [] if (item := content_item(block))]
     return ToolResult(server=server, tool=tool, content=tuple(items),
                       structured=result.structured_content, is_error=bool(result.is_error),
                       duration_s=duration_s)
+
+
+def content_item(block: Any) -> ContentItem | None:
+    """One MCP content block (of a tool result or a prompt message), None if unknown."""
+    kind = getattr(block, "type", "")
+    if kind == "text":
+        return ContentItem("text", text=block.text)
+    if kind in ("image", "audio"):
+        return ContentItem(kind, mime_type=block.mime_type or "",
+                           size=len(block.data) * 3 // 4 if block.data else 0)
+    if kind == "resource":
+        res = block.resource
+        text = getattr(res, "text", None)
+        blob = getattr(res, "blob", None)
+        return ContentItem("resource", text=text or "", uri=str(res.uri),
+                           mime_type=getattr(res, "mime_type", None) or "",
+                           size=len(blob) * 3 // 4 if blob else None)
+    if kind == "resource_link":
+        return ContentItem("resource_link", uri=str(block.uri),
+                           mime_type=block.mime_type or "", size=block.size,
+                           text=block.description or block.name or "")
+    return None
+
+
+def schema_mismatch(server: str, tool: str, error: Exception) -> ToolResult | None:
+    """A tool result the SDK refused because it breaks the tool's own ``outputSchema``,
+    as the tool error it is (the server answered; it is not unavailable), else None."""
+    text = str(error)
+    if not isinstance(error, RuntimeError) or not any(mark in text for mark in _SCHEMA_MARKS):
+        return None
+    first = text.split("\n\n")[0]  # jsonschema's report goes on with the whole schema
+    return ToolResult(server=server, tool=tool, is_error=True, content=(ContentItem(
+        "text", text=f"the result does not match the tool's output schema: {first}"),))
+
+
+# The SDK's messages when it checks structured content (ClientSession.validate_tool_result).
+_SCHEMA_MARKS = ("Invalid structured content returned by tool",
+                 "has an output schema but did not return structured content",
+                 "Invalid schema for tool")
