@@ -12,6 +12,11 @@ Stored in deskmate's TOML as ``[mcp.servers.NAME]`` tables:
     transport = "http"                       # or "sse"
     headers = { Authorization = "Bearer ${REMOTE_TOKEN}" }
 
+    [mcp.servers.hosted]                     # signs in with OAuth (`deskmate mcp login hosted`)
+    url = "https://example.com/mcp"
+    client_id = "my-app"                     # only for a client registered beforehand
+    client_secret_env = "HOSTED_SECRET"      # the secret's environment variable, never the secret
+
 ``${VAR}`` references are kept as written and expanded when the server starts, so a
 secret lives in the environment, not in the config file.
 """
@@ -55,7 +60,16 @@ class ServerConfig:
     enabled: bool = True
     trust: bool = False  # run every tool of this server without asking
     startup_timeout: float = 30.0  # seconds to connect and list tools
-    call_timeout: float = 60.0  # seconds a tool call may take
+    call_timeout: float = 60.0  # seconds a tool call may wait for news from the server
+    # Folders offered to the server as its MCP roots; empty: roots are not declared
+    # (some servers, like the reference filesystem one, replace their own folders with them).
+    roots: tuple[str, ...] = ()
+    # OAuth, for an HTTP/SSE server whose authorization server does not register clients
+    # on the fly (without these, deskmate registers itself when it signs in):
+    client_id: str = ""  # the client registered for deskmate beforehand
+    client_secret_env: str = ""  # the environment variable holding its secret (if it has one)
+    callback_port: int = 0  # fixed loopback port of the redirect URI (0: any free port)
+    client_metadata_url: str = ""  # https URL of a Client ID Metadata Document to use as client_id
 
     def describe(self) -> str:
         if self.transport == "stdio":
@@ -67,13 +81,16 @@ class ServerConfig:
         default = ServerConfig(name=self.name)
         out: dict[str, Any] = {}
         for key in ("transport", "command", "args", "env", "cwd", "url", "headers", "enabled",
-                    "trust", "startup_timeout", "call_timeout"):
+                    "trust", "startup_timeout", "call_timeout", "roots", *_OAUTH_KEYS):
             value = getattr(self, key)
             if value != getattr(default, key) and not (key == "transport" and self.url and
                                                        value == "http"):
-                out[key] = list(value) if key == "args" else dict(value) if isinstance(
+                out[key] = list(value) if key in ("args", "roots") else dict(value) if isinstance(
                     value, Mapping) else value
         return out
+
+
+_OAUTH_KEYS = ("client_id", "client_secret_env", "callback_port", "client_metadata_url")
 
 
 def check_name(name: str) -> str:
@@ -87,6 +104,10 @@ def server_from_table(name: str, table: Mapping[str, Any]) -> ServerConfig:
     """Validate one ``[mcp.servers.NAME]`` table; errors name the offending key."""
     check_name(name)
     known = set(ServerConfig.__dataclass_fields__) - {"name"}
+    if "client_secret" in table:
+        raise ServerConfigError("client_secret", "a secret does not go in the config: put it in "
+                                "an environment variable and name that variable in "
+                                "`client_secret_env`")
     for key in table:
         if key not in known:
             raise ServerConfigError(key, f"unknown key (known: {', '.join(sorted(known))})")
@@ -101,6 +122,10 @@ def server_from_table(name: str, table: Mapping[str, Any]) -> ServerConfig:
             raise ServerConfigError("command", "a stdio server needs `command` (or give `url`)")
         if url:
             raise ServerConfigError("url", "a stdio server takes `command`, not `url`")
+        for key in _OAUTH_KEYS:
+            if values.get(key):
+                raise ServerConfigError(key, "OAuth sign-in is for http and sse servers; a stdio "
+                                        "server gets its credentials through `env`")
     elif not url:
         raise ServerConfigError("url", f"a {transport} server needs `url`")
     else:
@@ -120,7 +145,21 @@ def _check_url(url: str) -> None:
 
 
 def _check_value(key: str, value: Any) -> Any:
-    if key in ("command", "cwd", "url"):
+    if key == "client_secret_env":
+        if not isinstance(value, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", value):
+            raise ServerConfigError(key, "expected the name of an environment variable (e.g. "
+                                    f"\"MY_CLIENT_SECRET\"), got {value!r}")
+        return value
+    if key == "callback_port":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+            raise ServerConfigError(key, f"expected a port number (1-65535), got {value!r}")
+        return value
+    if key == "client_metadata_url":
+        if not isinstance(value, str) or not re.match(r"^https://[^/]+/.", value):
+            raise ServerConfigError(key, "expected an https URL with a path (where your Client "
+                                    f"ID Metadata Document is served), got {value!r}")
+        return value
+    if key in ("command", "cwd", "url", "client_id"):
         if not isinstance(value, str):
             raise ServerConfigError(key, f"expected a string, got {value!r}")
         return value
@@ -128,7 +167,7 @@ def _check_value(key: str, value: Any) -> Any:
         if value not in TRANSPORTS:
             raise ServerConfigError(key, f"must be one of {', '.join(TRANSPORTS)}, got {value!r}")
         return value
-    if key == "args":
+    if key in ("args", "roots"):
         if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
             raise ServerConfigError(key, "expected a list of strings")
         return tuple(value)
