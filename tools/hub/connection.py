@@ -17,6 +17,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from deskmate.tools.hub.callbacks import ClientCallbacks
+from deskmate.tools.hub.listing import Kind, changed_kind, list_published, relist
+from deskmate.tools.hub.published import PromptSpec, Published, ResourceSpec, TemplateSpec
 from deskmate.tools.hub.servers import ServerConfig, child_environment, expand
 from deskmate.tools.spec import ToolSpec
 
@@ -24,11 +27,12 @@ if TYPE_CHECKING:  # the mcp SDK is imported when the first server starts
     from anyio.streams.memory import MemoryObjectReceiveStream
     from mcp import ClientSession
     from mcp.shared.message import SessionMessage
-    from mcp.types import InitializeResult
+
+    from deskmate.tools.hub.oauth import OAuthSetup, ServerAuth
 
     ServerMessage: TypeAlias = SessionMessage | Exception  # what a transport reads
 
-Status = Literal["stopped", "starting", "ready", "failed", "disabled"]
+Status = Literal["stopped", "starting", "ready", "failed", "disabled", "needs-sign-in"]
 RUN_MARK = "----- deskmate started this server at "
 
 
@@ -40,9 +44,13 @@ class ServerState:
     status: Status
     error: str = ""
     tools: tuple[ToolSpec, ...] = ()
-    prompts: tuple[str, ...] = ()
-    resources: tuple[str, ...] = ()
+    prompts: tuple[str, ...] = ()  # names
+    resources: tuple[str, ...] = ()  # URIs
     server_info: str = ""
+    instructions: str = ""  # what the server says about itself at initialize
+    prompt_specs: tuple[PromptSpec, ...] = ()
+    resource_specs: tuple[ResourceSpec, ...] = ()
+    templates: tuple[TemplateSpec, ...] = ()
     connect_s: float = 0.0
     describe: str = ""
     log_path: str = ""
@@ -51,8 +59,11 @@ class ServerState:
 
 class Connection:
     def __init__(self, config: ServerConfig, log_path: Path,
-                 on_change: Callable[[ServerState], None]) -> None:
+                 on_change: Callable[[ServerState], None], *,
+                 oauth: OAuthSetup | None = None) -> None:
         self.config = config
+        self.oauth = oauth  # where HTTP/SSE sign-ins are kept, who answers a new one
+        self.auth: ServerAuth | None = None  # this run's OAuth, to tell a 401 from a failure
         self.log_path = log_path
         self._on_change = on_change
         self.session: ClientSession | None = None  # while the server is ready
@@ -61,7 +72,10 @@ class Connection:
         self.ready = asyncio.Event()
         self.stop = asyncio.Event()
         self.lost = asyncio.Event()  # the server's output ended: its process exited
+        self._relists: set[asyncio.Task[None]] = set()  # re-listings after list_changed
         self.last_stream_error = ""
+        # Client info, elicitation and roots for the session; the calls in flight.
+        self.callbacks = ClientCallbacks(config)
         self.state = ServerState(config.name, "disabled" if not config.enabled else "stopped",
                                  describe=config.describe(), log_path=str(log_path))
 
@@ -133,12 +147,12 @@ class Connection:
             async with AsyncExitStack() as stack:
                 session = await self._open(stack)
                 init = await session.initialize()
-                tools = await self._list_tools(session)
-                prompts, resources = await self._list_extras(session, init)
+                published = await list_published(session, self.config.name, init.capabilities)
                 info = init.server_info
                 self.session = session
-                self.set(status="ready", tools=tools, prompts=prompts, resources=resources,
+                self.set(status="ready", **_published_state(published),
                          server_info=f"{info.name} {info.version}" if info else "",
+                         instructions=init.instructions or "",
                          connect_s=time.perf_counter() - started)
                 self.ready.set()
                 await self.stop.wait()
@@ -153,6 +167,11 @@ class Connection:
                      error="" if self.stop.is_set() else self.state.error)
             raise
         except BaseException as exc:
+            if self.auth is not None and self.auth.sign_in_required:
+                from deskmate.tools.hub.oauth import sign_in_hint
+
+                self.set(status="needs-sign-in", error=sign_in_hint(self.config.name))
+                return
             what = describe_exception(exc)
             if "Connection closed" in what:
                 what = "the server process exited before completing the MCP handshake"
@@ -179,22 +198,26 @@ class Connection:
             read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
             read = await self._watch(stack, read)
         else:
+            from deskmate.tools.hub.oauth import open_auth
+
             headers = {k: expand(v) for k, v in cfg.headers.items()}
+            self.auth = auth = await open_auth(cfg, self.oauth, stack)
             if cfg.transport == "sse":
                 from mcp.client.sse import sse_client
 
                 read, write = await stack.enter_async_context(
-                    sse_client(expand(cfg.url), headers=headers))
+                    sse_client(expand(cfg.url), headers=headers, auth=auth))
             else:
                 from mcp.client.streamable_http import streamable_http_client
                 from mcp.shared._httpx_utils import create_mcp_http_client
 
-                client = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+                client = await stack.enter_async_context(create_mcp_http_client(headers=headers,
+                                                                              auth=auth))
                 read, write = await stack.enter_async_context(
                     streamable_http_client(expand(cfg.url), http_client=client))
         return await stack.enter_async_context(ClientSession(
             read, write, read_timeout_seconds=cfg.startup_timeout,
-            message_handler=self._on_message))
+            message_handler=self._on_message, **self.callbacks.session_options()))
 
     async def _watch(self, stack: AsyncExitStack, read: AsyncIterable[ServerMessage]
                      ) -> MemoryObjectReceiveStream[ServerMessage]:
@@ -225,6 +248,8 @@ class Connection:
         return receive
 
     async def _on_message(self, message: object) -> None:
+        if (kind := changed_kind(message)) is not None:
+            self._relisting(kind)
         # Transport-level garbage (e.g. a server printing logs on stdout) arrives here.
         if isinstance(message, Exception):
             text = describe_exception(message)
@@ -232,37 +257,26 @@ class Connection:
             self.last_stream_error = (f"a line that is not JSON-RPC: {line.group(1)[:120]}"
                                       if line else text.splitlines()[0][:200])
 
-    async def _list_tools(self, session: ClientSession) -> tuple[ToolSpec, ...]:
-        from mcp.types import PaginatedRequestParams
+    def _relisting(self, kind: Kind) -> None:
+        """List ``kind`` again, in a task of its own: the handler runs in the session's
+        reader, which must go on reading to receive the answer."""
+        task = asyncio.create_task(self._relist(kind))
+        self._relists.add(task)
+        task.add_done_callback(self._relists.discard)
 
-        tools, cursor = [], None
-        while True:
-            page = await session.list_tools(
-                params=PaginatedRequestParams(cursor=cursor) if cursor else None)
-            for tool in page.tools:
-                annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) \
-                    if tool.annotations else {}
-                tools.append(ToolSpec(server=self.config.name, name=tool.name,
-                                      description=tool.description or "",
-                                      input_schema=dict(tool.input_schema or {}),
-                                      annotations=annotations))
-            cursor = page.next_cursor
-            if not cursor:
-                return tuple(tools)
-
-    async def _list_extras(self, session: ClientSession,
-                           init: InitializeResult) -> tuple[tuple[str, ...], ...]:
-        caps = init.capabilities
-        prompts: tuple[str, ...] = ()
-        resources: tuple[str, ...] = ()
+    async def _relist(self, kind: Kind) -> None:
+        session = self.session
+        if session is None:
+            return
+        state = self.state
+        published = Published(state.tools, state.prompt_specs, state.resource_specs,
+                              state.templates)
         try:
-            if caps and caps.prompts:
-                prompts = tuple(p.name for p in (await session.list_prompts()).prompts)
-            if caps and caps.resources:
-                resources = tuple(str(r.uri) for r in (await session.list_resources()).resources)
-        except Exception:
-            pass
-        return prompts, resources
+            published = await relist(session, self.config.name, kind, published)
+        except Exception:  # a server that broke meanwhile: its next call tells
+            return
+        if self.session is session:
+            self.set(**_published_state(published))
 
     # ---------------------------------------------------------------- diagnostics
 
@@ -285,6 +299,15 @@ class Connection:
         if tail := self.stderr_tail(8):
             parts.append("stderr:\n" + tail)
         return "\n".join(parts)
+
+
+def _published_state(published: Published) -> dict[str, Any]:
+    """``ServerState`` fields for what a server lists."""
+    return dict(tools=published.tools, prompt_specs=published.prompts,
+                prompts=tuple(p.name for p in published.prompts),
+                resource_specs=published.resources,
+                resources=tuple(r.uri for r in published.resources),
+                templates=published.templates)
 
 
 def describe_exception(exc: BaseException) -> str:

@@ -9,31 +9,58 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from concurrent.futures import Future
+from contextlib import suppress
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from deskmate.tools.hub.calls import ActiveCall, CallClock, CallHooks, Progress
 from deskmate.tools.hub.connection import Connection, ServerState, describe_exception
+from deskmate.tools.hub.elicitation import Asker, decline
+from deskmate.tools.hub.published import (
+    PromptSpec,
+    PromptText,
+    ResourceContents,
+    ResourceSpec,
+    TemplateSpec,
+    owner,
+)
+from deskmate.tools.hub.reading import get_prompt, read_resource
 from deskmate.tools.hub.results import (
     ServerUnavailable,
     ToolCancelled,
     ToolResult,
     ToolTimeout,
     from_mcp,
+    schema_mismatch,
 )
 from deskmate.tools.hub.servers import ServerConfig
+
+if TYPE_CHECKING:
+    from deskmate.tools.hub.oauth import OAuthSetup, OpenUrl
 from deskmate.tools.spec import ToolSpec
+
+if TYPE_CHECKING:
+    from mcp.shared.dispatcher import ProgressFnT
 
 _T = TypeVar("_T")
 
 
 class Hub:
     def __init__(self, servers: Iterable[ServerConfig], log_dir: Path,
-                 on_change: Callable[[ServerState], None] | None = None) -> None:
+                 on_change: Callable[[ServerState], None] | None = None,
+                 asker: Asker = decline, oauth: OAuthSetup | None = None) -> None:
+        """``asker`` answers the servers' questions asked outside a call with hooks of
+        its own (by default they are declined). ``oauth``: where HTTP/SSE servers' sign-ins
+        are kept (without it, no OAuth), and who may answer a new one."""
         self._on_change = on_change or (lambda state: None)
+        self._oauth = oauth
+        self._asker = asker
         # The SDK logs transport errors with tracebacks; we report them in each server's
         # state instead, and must not print over a Textual screen.
         logging.getLogger("mcp").setLevel(logging.CRITICAL)
@@ -47,7 +74,9 @@ class Hub:
             self._run(self._add(cfg, log_dir / f"{cfg.name}.log"))
 
     async def _add(self, cfg: ServerConfig, log_path: Path) -> None:
-        self._conns[cfg.name] = Connection(cfg, log_path, self._on_change)
+        self._conns[cfg.name] = conn = Connection(cfg, log_path, self._on_change,
+                                                  oauth=self._oauth)
+        conn.callbacks.asker = self._asker
 
     def _run(self, coro: Coroutine[Any, Any, _T], timeout: float | None = None) -> _T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
@@ -70,6 +99,29 @@ class Hub:
     def stop(self, name: str) -> None:
         self._run(self._conn(name).shutdown())
 
+    def sign_in(self, name: str, answer: OpenUrl, timeout: float = 300.0) -> ServerState:
+        """Sign in to an HTTP/SSE server (``answer`` shows the authorization URL), then
+        restart it with its new tokens. ``timeout``: how long the person may take."""
+        if self._oauth is None:
+            raise ServerUnavailable("this hub keeps no sign-ins (it was opened without oauth)")
+        conn = self._conn(name)
+        # A connection of its own, allowed to wait for a person; the hub's own one never
+        # opens a browser by itself later.
+        cfg = replace(conn.config, startup_timeout=max(conn.config.startup_timeout, timeout))
+        signing = Connection(cfg, conn.log_path, lambda state: None,
+                             oauth=replace(self._oauth, answer=answer))
+
+        async def sign_in() -> ServerState:
+            await conn.shutdown()
+            state = await signing.start()
+            await signing.shutdown()
+            if state.status != "ready":
+                conn.set(status=state.status, error=state.error)
+                return conn.state
+            return await conn.start()
+
+        return self._run(sign_in())
+
     def states(self) -> list[ServerState]:
         return [c.state for c in self._conns.values()]
 
@@ -79,6 +131,38 @@ class Hub:
     def tools(self) -> list[ToolSpec]:
         return [t for c in self._conns.values() if c.state.status == "ready"
                 for t in c.state.tools]
+
+    # ---------------------------------------------------------------- prompts, resources
+
+    def prompts(self) -> list[PromptSpec]:
+        return [p for c in self._ready() for p in c.state.prompt_specs]
+
+    def resources(self) -> list[ResourceSpec]:
+        return [r for c in self._ready() for r in c.state.resource_specs]
+
+    def templates(self) -> list[TemplateSpec]:
+        return [t for c in self._ready() for t in c.state.templates]
+
+    def read_resource(self, uri: str, server: str | None = None) -> ResourceContents:
+        """Read ``uri`` from ``server``, or from the server that lists it (or whose
+        template matches it)."""
+        if server is None:
+            server = owner(uri, self.resources(), self.templates())
+            if server is None:
+                known = ", ".join(r.uri for r in self.resources()[:8]) or "none"
+                raise ServerUnavailable(f"no connected server lists the resource {uri!r} "
+                                        f"(resources: {known}); name the server as "
+                                        "@server:uri")
+        conn = self._conn(server)
+        return self._run(read_resource(conn, uri, conn.config.call_timeout))
+
+    def get_prompt(self, server: str, name: str,
+                   arguments: dict[str, str] | None = None) -> PromptText:
+        conn = self._conn(server)
+        return self._run(get_prompt(conn, name, arguments or {}, conn.config.call_timeout))
+
+    def _ready(self) -> list[Connection]:
+        return [c for c in self._conns.values() if c.state.status == "ready"]
 
     def stderr(self, name: str, lines: int = 50) -> str:
         return self._conn(name).stderr_tail(lines)
@@ -93,15 +177,19 @@ class Hub:
     # ---------------------------------------------------------------- calls
 
     def call(self, server: str, tool: str, arguments: dict[str, Any] | None = None, *,
-             timeout: float | None = None, cancel: threading.Event | None = None) -> ToolResult:
+             timeout: float | None = None, cancel: threading.Event | None = None,
+             hooks: CallHooks | None = None) -> ToolResult:
         """Call a tool; raise ToolCallError subclasses when no result could be had.
 
+        ``timeout`` (default: the server's ``call_timeout``) is how long the server may
+        go without news: progress notifications start it again, and it stands still
+        while a question the server asked waits for an answer (``hooks.asker``).
         A stdio server that crashed is restarted once, here, before the call.
         """
         conn = self._conn(server)
         timeout = timeout or conn.config.call_timeout
         future: Future = asyncio.run_coroutine_threadsafe(
-            self._call(conn, tool, arguments or {}, timeout), self._loop)
+            self._call(conn, tool, arguments or {}, timeout, hooks or CallHooks()), self._loop)
         while True:
             try:
                 return future.result(timeout=0.05)
@@ -111,7 +199,7 @@ class Hub:
                     raise ToolCancelled(f"{server}.{tool} was cancelled") from None
 
     async def _call(self, conn: Connection, tool: str, arguments: dict[str, Any],
-                    timeout: float) -> ToolResult:
+                    timeout: float, hooks: CallHooks) -> ToolResult:
         name = conn.config.name
         if conn.state.status == "disabled":
             raise ServerUnavailable(f"MCP server {name!r} is disabled in the config")
@@ -122,15 +210,18 @@ class Hub:
             if state.status != "ready" or session is None:
                 raise ServerUnavailable(f"MCP server {name!r} is not available: {state.error}")
         started = time.perf_counter()
+        call = ActiveCall(tool, hooks, CallClock(timeout))
         try:
-            result = await asyncio.wait_for(
-                session.call_tool(tool, arguments, read_timeout_seconds=timeout),
-                timeout + 1)
+            result = await self._watched(conn, call, session.call_tool(
+                tool, arguments, read_timeout_seconds=math.inf,
+                progress_callback=self._progress(call)))
         except TimeoutError:
             raise ToolTimeout(f"{name}.{tool} did not answer within {timeout:g} s") from None
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            if (refused := schema_mismatch(name, tool, exc)) is not None:
+                return refused  # the server answered, wrongly: a tool error, not a crash
             if conn.config.transport == "stdio" and not await conn.alive():
                 await conn.mark_crashed(f"exited during a call to {tool}")
                 raise ServerUnavailable(f"MCP server {name!r} crashed during {tool} "
@@ -140,6 +231,45 @@ class Hub:
                 raise ToolTimeout(f"{name}.{tool} did not answer within {timeout:g} s") from exc
             raise ServerUnavailable(f"{name}.{tool} failed: {describe_exception(exc)}") from exc
         return from_mcp(name, tool, result, time.perf_counter() - started)
+
+    @staticmethod
+    async def _watched(conn: Connection, call: ActiveCall, request: Awaitable[_T]) -> _T:
+        """Await ``request`` while ``call``'s clock runs; TimeoutError when it runs out.
+
+        The SDK's own read timeout is off (it would count the time a person takes to
+        answer the server's question); this clock stops then, and restarts on progress.
+        """
+        task = asyncio.ensure_future(request)
+        clock = call.clock
+        conn.callbacks.calls.append(call)
+        try:
+            while True:
+                clock.changed.clear()
+                left = clock.remaining()
+                if left is not None and left <= 0:
+                    raise TimeoutError
+                news = asyncio.ensure_future(clock.changed.wait())
+                done, _ = await asyncio.wait({task, news}, timeout=left,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                news.cancel()
+                if task in done:
+                    return task.result()
+        finally:
+            conn.callbacks.calls.remove(call)
+            if not task.done():
+                task.cancel()
+                with suppress(BaseException):
+                    await task
+
+    @staticmethod
+    def _progress(call: ActiveCall) -> ProgressFnT:
+        async def on_progress(progress: float, total: float | None, message: str | None
+                              ) -> None:
+            call.clock.touch()
+            if call.hooks.on_progress is not None:
+                call.hooks.on_progress(Progress(progress, total, message or ""))
+
+        return on_progress
 
     # ---------------------------------------------------------------- shutdown
 

@@ -1,0 +1,88 @@
+"""The client side of one MCP session: who deskmate says it is, and what it answers.
+
+Passing a callback to the SDK's ``ClientSession`` is what declares the matching client
+capability, so ``session_options`` passes only what deskmate really does:
+
+- elicitation (form and URL mode), always: the question goes to the asker of the call
+  in flight on this connection (the server's request does not say which call it belongs
+  to; calls to one server run one at a time per agent), or to the hub's asker when no
+  call is running. The asker runs on a worker thread and the calls' clocks stop meanwhile.
+- roots, only for a server whose config lists ``roots``: some servers (the reference
+  filesystem server) replace their own configured folders with the client's roots, so
+  declaring roots for every server would silently re-scope it.
+- sampling is not offered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from deskmate.tools.hub.calls import ActiveCall
+from deskmate.tools.hub.elicitation import Asker, UnsupportedForm, decline, from_params
+from deskmate.tools.hub.servers import ServerConfig, expand
+
+if TYPE_CHECKING:
+    from mcp import types
+    from mcp.client.session import ClientRequestContext
+
+
+def client_version() -> str:
+    try:
+        return importlib.metadata.version("deskmate")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+class ClientCallbacks:
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.asker: Asker = decline  # for questions asked while no call is running
+        self.calls: list[ActiveCall] = []  # in flight, oldest first (the hub keeps it)
+
+    def session_options(self) -> dict[str, Any]:
+        """Keyword arguments for ``ClientSession``: client info and the callbacks."""
+        from mcp import types
+
+        options: dict[str, Any] = dict(
+            client_info=types.Implementation(name="deskmate", version=client_version()),
+            elicitation_callback=self.elicit)
+        if self.config.roots:
+            options["list_roots_callback"] = self.list_roots
+        return options
+
+    async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams
+                     ) -> types.ElicitResult | types.ErrorData:
+        from mcp import types
+
+        call = self.calls[-1] if self.calls else None
+        try:
+            request = from_params(self.config.name, params, call.tool if call else "")
+        except UnsupportedForm as exc:
+            return types.ErrorData(code=types.INVALID_PARAMS, message=str(exc))
+        asker = (call.hooks.asker if call is not None else None) or self.asker
+        paused = list(self.calls)
+        for active in paused:
+            active.clock.pause()
+        try:
+            answer = await asyncio.to_thread(asker, request)
+        finally:
+            for active in paused:
+                active.clock.resume()
+        content: dict[str, str | int | float | bool | list[str] | None] | None = None
+        if answer.action == "accept" and request.mode == "form":
+            content = dict(answer.content)
+        return types.ElicitResult(action=answer.action, content=content)
+
+    async def list_roots(self, context: ClientRequestContext
+                         ) -> types.ListRootsResult | types.ErrorData:
+        from mcp import types
+        from pydantic import FileUrl
+
+        roots = []
+        for folder in self.config.roots:
+            path = Path(expand(folder)).expanduser().resolve()
+            roots.append(types.Root(uri=FileUrl(path.as_uri()), name=path.name or str(path)))
+        return types.ListRootsResult(roots=roots)
