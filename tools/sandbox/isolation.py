@@ -161,21 +161,28 @@ def _readable_by_others(path: Path) -> bool:
         return False
 
 
-def _probe(level: str) -> bool:
-    """Start a real (trivial) interpreter at this level; True when it ran."""
+@functools.cache
+def unavailable(level: str) -> str | None:
+    """Why this level cannot run here (None: it can), from starting a real (trivial)
+    interpreter in it once per process."""
+    if sys.platform != "linux" and level != "rlimits":
+        return f"{level} needs Linux namespaces"
     if level == "bwrap" and not shutil.which("bwrap"):
-        return False
+        return "bubblewrap is not installed (apt install bubblewrap)"
     with tempfile.TemporaryDirectory(prefix="deskmate-probe-") as tmp:
         uid = sandbox_uid() if os.geteuid() == 0 else None
         if uid is not None:
             os.chown(tmp, uid, uid)
         argv = command(level, Path(tmp), ["-c", "import json, socket"], uid=uid)
         try:
-            done = subprocess.run(argv, cwd=tmp, env=scrubbed_env(Path(tmp)),
+            done = subprocess.run(argv, cwd=tmp, env=scrubbed_env(Path(tmp)), text=True,
                                   stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
-        except (OSError, subprocess.TimeoutExpired):
-            return False
-    return done.returncode == 0
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"{level} did not start: {exc}"
+    if done.returncode == 0:
+        return None
+    said = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+    return f"{level} did not start here ({said}); namespaces may be forbidden"
 
 
 def _bwrap_version() -> str:
@@ -216,10 +223,9 @@ def _plan(level: str) -> Plan:
 
 @functools.cache
 def _plan_for(cap: str) -> Plan:
-    if sys.platform == "linux":
-        for level in LEVELS[LEVELS.index(cap):-1]:
-            if _probe(level):
-                return _plan(level)
+    for level in LEVELS[LEVELS.index(cap):-1]:
+        if unavailable(level) is None:
+            return _plan(level)
     return _plan("rlimits")
 
 
