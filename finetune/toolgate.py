@@ -29,6 +29,7 @@ from deskmate.tools.spec import ToolSpec
 if TYPE_CHECKING:
     from deskmate.app.store.db import Database
     from deskmate.tools.hub import Hub, ServerState
+    from deskmate.tools.hub.calls import CallHooks
 
 
 class TrainingRefusal(ToolCallError):
@@ -70,13 +71,16 @@ class ToolGate:
         self._lock = threading.Lock()
 
     def __call__(self, server: str, tool: str, arguments: dict[str, Any] | None = None, *,
-                 cancel: threading.Event | None = None) -> ToolResult:
+                 cancel: threading.Event | None = None, hooks: CallHooks | None = None
+                 ) -> ToolResult:
         arguments = arguments or {}
         spec = self.specs.get((server, tool))
         read_only = spec is not None and spec.read_only and not spec.destructive
         if self.live_call and (self.live_all or read_only):
             self._count("live")
-            return self.live_call(server, tool, arguments, cancel=cancel)
+            # The hooks' asker is the agent's: none in training, so servers' questions
+            # are declined.
+            return self.live_call(server, tool, arguments, cancel=cancel, hooks=hooks)
         hit = self.recorded.get(call_key(server, tool, arguments))
         if hit is not None:
             self._count("replayed")

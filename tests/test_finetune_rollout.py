@@ -45,7 +45,7 @@ class FakeHub:
     def states(self):
         return []
 
-    def call(self, server, tool, arguments=None, *, cancel=None):
+    def call(self, server, tool, arguments=None, *, cancel=None, hooks=None):
         self.live.append((server, tool, arguments))
         return ToolResult(server, tool, (ContentItem("text", text=f"LIVE {tool} done"),))
 

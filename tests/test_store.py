@@ -350,7 +350,7 @@ def test_calls_of_rebuilt_bridges_in_one_session_keep_their_own_rows(db):
                                            input_schema={"type": "object"})])
     recorder = Recorder.new(db)
 
-    def call(server, tool, arguments, cancel=None):
+    def call(server, tool, arguments, cancel=None, hooks=None):
         return ToolResult(server, tool, structured=arguments)
 
     for turn, text in ((1, "first"), (2, "second")):

@@ -27,6 +27,7 @@ from deskmate.app.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from deskmate.app.agent.tool_news import call_hooks
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.policy import ApprovalRequest, Policy
 from deskmate.tools.sandbox import ToolError
@@ -35,6 +36,8 @@ from deskmate.tools.spec import ToolSpec
 from deskmate.tools.suggest import did_you_mean
 
 if TYPE_CHECKING:
+    from deskmate.tools.hub.elicitation import Asker
+    from deskmate.tools.hub.published import ResourceContents
     from deskmate.tools.hub.results import ToolResult
     from deskmate.tools.search import ToolSearch
 
@@ -67,12 +70,17 @@ class CallContext:
 
 
 class ToolBridge:
+    # Answers the servers' questions during calls (the app's modal, run's terminal
+    # prompt); None: they are declined. Set by build_agent.
+    asker: Asker | None = None
+
     def __init__(self, catalog: Catalog, call: Callable[..., ToolResult], policy: Policy, *,
-                 search: ToolSearch | None = None, search_cache: Path | None = None) -> None:
+                 search: ToolSearch | None = None, search_cache: Path | None = None,
+                 read: Callable[[str], ResourceContents] | None = None) -> None:
         self.catalog = catalog
+        self._read = read  # hub.read_resource(uri): the sandbox's read_resource
         self._call = call  # hub.call(server, tool, arguments, cancel=...) -> ToolResult
         self.policy = policy
-        self._search = search
         # Where embeddings of the catalog are cached; None: BM25 search only.
         self.search_cache = search_cache
         self.context = CallContext()
@@ -81,8 +89,18 @@ class ToolBridge:
         self._seen: Counter[str] = Counter()
         self._servers: dict[str, str] = {}  # python name -> server name
         self._tools: dict[tuple[str, str], tuple[ToolSpec, Signature]] = {}
+        self._search: ToolSearch | None = None
+        self.retool(catalog)
+        self._search = search  # given by the benchmark; else made when first asked
+
+    def retool(self, catalog: Catalog) -> None:
+        """Take on another catalog (a server's tools changed): calls, ``tool_help`` and
+        ``search_tools`` follow it from now on."""
+        self.catalog = catalog
+        self._search = None  # rebuilt over the new catalog when first asked
+        self._servers = {py_identifier(info.name): info.name for info in catalog.servers()}
+        self._tools = {}
         for info in catalog.servers():
-            self._servers[py_identifier(info.name)] = info.name
             for spec in catalog.tools(info.name):
                 sig = signature(spec)
                 self._tools[(info.name, sig.name)] = (spec, sig)
@@ -102,7 +120,8 @@ class ToolBridge:
         by_server = {name: py for py, name in self._servers.items()}
         for (server, py_tool) in self._tools:
             servers[by_server[server]].append(py_tool)
-        return {"servers": servers, "helpers": ["search_tools", "tool_help"]}
+        helpers = ["search_tools", "tool_help"] + (["read_resource"] if self._read else [])
+        return {"servers": servers, "helpers": helpers}
 
     # ---------------------------------------------------------------- channel
 
@@ -115,7 +134,20 @@ class ToolBridge:
         if kind == "tool_help":
             return self.tool_help(str(payload.get("server", "")),
                                   [str(n) for n in payload.get("names") or []])
+        if kind == "read_resource":
+            return self.read_resource(str(payload.get("uri", "")))
         raise BridgeError(f"unknown request {kind!r}")
+
+    def read_resource(self, uri: str) -> str:
+        """A resource's contents as text (binary parts described), for the model's code: a
+        ``resource_link`` a tool returned is followed this way. Reading asks no approval:
+        it changes nothing."""
+        if self._read is None:
+            raise BridgeError("no MCP server is connected to read resources from")
+        try:
+            return self._read(uri).text
+        except Exception as exc:  # the hub's ToolCallError family
+            raise BridgeError(str(exc)) from exc
 
     def search_tools(self, query: str, k: int = 5) -> list[str]:
         if self._search is None:
@@ -199,7 +231,8 @@ class ToolBridge:
         self.calls += 1
         started = time.perf_counter()
         try:
-            result = self._call(real, spec.name, arguments, cancel=context.cancel)
+            result = self._call(real, spec.name, arguments, cancel=context.cancel,
+                                hooks=call_hooks(context.emit, self.asker, call_id))
         except Exception as exc:  # the hub's ToolCallError family, and anything unexpected
             self._finished(call_id, real, spec.name, str(exc), True,
                            time.perf_counter() - started)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from deskmate.app.llm.base import Role, Usage
+from deskmate.tools.hub.elicitation import Action
 from deskmate.tools.policy import DecidedBy, Decision
 from deskmate.tools.sandbox.results import CellStatus
 
@@ -104,6 +105,38 @@ class ToolCallFinished(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ToolProgress(Event):
+    """A running call's progress notification; not recorded (its result is)."""
+
+    call_id: str
+    progress: float
+    total: float | None = None  # None: the server does not know how much there is
+    message: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ElicitationAsked(Event):
+    """The server of a running call asks the user something (MCP elicitation)."""
+
+    call_id: str
+    server: str
+    tool: str
+    mode: Literal["form", "url"]
+    message: str
+    schema: dict[str, Any] = field(default_factory=dict)  # form mode: the requested schema
+    url: str = ""  # url mode: what the user is asked to open
+
+
+@dataclass(frozen=True, kw_only=True)
+class ElicitationAnswered(Event):
+    call_id: str
+    action: Action  # accept, decline or cancel
+    content: dict[str, Any] = field(default_factory=dict)  # an accepted form's values
+    decided_by: DecidedBy = "user"
+    reason: str = ""  # why, when no person answered (no one to ask, timed out)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Observation(Event):
     """What a code cell printed (truncated to budget), as it reaches the model."""
 
@@ -139,4 +172,5 @@ class AgentError(Event):
 
 AgentEvent = (TurnStarted | MessageAppended | ModelDelta | ModelMessage | CodeAction
               | ToolCallStarted | ToolApprovalNeeded | ToolApprovalDecided | ToolCallFinished
+              | ToolProgress | ElicitationAsked | ElicitationAnswered
               | Observation | FinalAnswer | TurnFinished | AgentError)

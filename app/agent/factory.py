@@ -14,21 +14,25 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from deskmate.app.agent.actions import Actions
 from deskmate.app.agent.actions_code import CodeActions
-from deskmate.app.agent.actions_eager import EagerActions
+from deskmate.app.agent.actions_eager import EagerActions, tool_schemas
 from deskmate.app.agent.bridge import ToolBridge
 from deskmate.app.agent.loop import Agent, AgentLimits
 from deskmate.app.agent.modes import Mode
 from deskmate.app.agent.prompt import EAGER_PROMPT, code_system_prompt
+from deskmate.app.agent.toolchanges import catalog_of, describe_changes
 from deskmate.app.llm.base import ChatMessage, ChatModel
 from deskmate.tools.catalog import Catalog
+from deskmate.tools.index import build_index
 from deskmate.tools.policy import Policy
 from deskmate.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
     from deskmate.app.config import Config
     from deskmate.tools.hub import ServerState
+    from deskmate.tools.hub.calls import CallHooks
+    from deskmate.tools.hub.elicitation import Asker
     from deskmate.tools.hub.results import ToolResult
-    from deskmate.tools.sandbox import Limits, Sandbox
+    from deskmate.tools.sandbox import CellGate, Limits, Sandbox
 
 INDEX_TOKENS = 600  # budget of the server index in the system prompt
 
@@ -42,7 +46,8 @@ class ToolHub(Protocol):
     def states(self) -> list[ServerState]: ...
 
     def call(self, server: str, tool: str, arguments: dict[str, Any] | None = None, *,
-             cancel: threading.Event | None = None) -> ToolResult: ...
+             cancel: threading.Event | None = None, hooks: CallHooks | None = None
+             ) -> ToolResult: ...
 
 
 @dataclass
@@ -52,6 +57,7 @@ class AgentRuntime:
     hub: ToolHub | None = None
     sandbox: Sandbox | None = None  # code mode's, with its isolation report for the UI
     server_states: list[ServerState] = field(default_factory=list)
+    index_tokens: int = INDEX_TOKENS  # the index's budget, again when the tools change
 
     def close(self) -> None:
         """Close what build_agent made (the sandbox); the hub belongs to the caller."""
@@ -70,20 +76,28 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
                 policy: Policy | None = None, limits: AgentLimits = AgentLimits(),
                 workdir: Path | None = None, sandbox_limits: Limits | None = None,
                 index_tokens: int = INDEX_TOKENS, search_cache: Path | None = None,
-                transcript: Iterable[ChatMessage] = ()) -> AgentRuntime:
-    """An agent over the tools of ``hub`` (already started), or over no tools at all."""
-    catalog = Catalog.from_specs(hub.tools() if hub is not None else [])
+                transcript: Iterable[ChatMessage] = (), asker: Asker | None = None,
+                cell_gate: CellGate | None = None) -> AgentRuntime:
+    """An agent over the tools of ``hub`` (already started), or over no tools at all.
+
+    ``asker`` answers the questions servers ask during calls; without one (headless
+    runs, eval, training rollouts) they are declined. ``cell_gate`` decides whether a
+    cell runs where the sandbox does not isolate it; without one it runs only when
+    --allow-unisolated was given."""
+    catalog = catalog_of(hub.tools(), hub.states()) if hub is not None else Catalog([])
     policy = policy or Policy()
     call = hub.call if hub is not None else _no_hub
-    bridge = ToolBridge(catalog, call, policy, search_cache=search_cache)
+    bridge = ToolBridge(catalog, call, policy, search_cache=search_cache,
+                        read=getattr(hub, "read_resource", None))
+    bridge.asker = asker
     sandbox = None
     actions: Actions
     if mode == "code":
-        from deskmate.tools.index import build_index
-        from deskmate.tools.sandbox import Limits, Sandbox
+        from deskmate.tools.sandbox import CellGate, Limits, Sandbox
 
         sandbox = Sandbox(bridge, namespace=bridge.namespace(),
-                          limits=sandbox_limits or Limits(), workdir=workdir)
+                          limits=sandbox_limits or Limits(), workdir=workdir,
+                          gate=cell_gate or CellGate())
         sandbox.start()
         prompt = code_system_prompt(
             build_index(catalog, count_tokens_for(model), index_tokens))
@@ -96,11 +110,33 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
     agent = Agent(model, actions, bridge, system_prompt=prompt, limits=limits,
                   transcript=list(transcript))
     return AgentRuntime(agent=agent, catalog=catalog, hub=hub, sandbox=sandbox,
-                        server_states=hub.states() if hub is not None else [])
+                        server_states=hub.states() if hub is not None else [],
+                        index_tokens=index_tokens)
+
+
+def follow_tools(runtime: AgentRuntime) -> str:
+    """Take on the hub's tools if they changed since the agent was built (a server sent
+    ``list_changed``); returns the note for the model ("" when nothing changed, or when
+    the transcript is fresh and its system prompt will list the new tools)."""
+    if runtime.hub is None:
+        return ""
+    catalog = catalog_of(runtime.hub.tools(), runtime.hub.states())
+    note = describe_changes(runtime.catalog, catalog)
+    if not note and catalog.servers() == runtime.catalog.servers():
+        return ""
+    runtime.catalog = catalog
+    agent = runtime.agent
+    agent.bridge.retool(catalog)
+    if isinstance(agent.actions, EagerActions):
+        agent.actions.tools = tuple(tool_schemas(catalog))
+    else:
+        agent.system_prompt = code_system_prompt(
+            build_index(catalog, count_tokens_for(agent.model), runtime.index_tokens))
+    return note if agent.transcript else ""
 
 
 def _no_hub(server: str, tool: str, arguments: dict[str, Any],
-            cancel: threading.Event | None = None) -> NoReturn:
+            cancel: threading.Event | None = None, hooks: CallHooks | None = None) -> NoReturn:
     from deskmate.tools.hub import ServerUnavailable
 
     raise ServerUnavailable("no MCP servers are connected")

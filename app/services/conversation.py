@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the agent loop loads with the first agent, not at start-up
     from deskmate.app.agent.modes import Mode
     from deskmate.app.store import Database, Recorder, ResumedSession, SessionSummary
     from deskmate.tools.hub import Hub
+    from deskmate.tools.hub.elicitation import Asker
 
 # Exceptions that mean "the code sandbox cannot run here"; the chat then falls back to
 # eager JSON tool calls (no code execution at all) and says so.
@@ -43,8 +44,10 @@ class Conversation:
     def __init__(self, config: Config, approver: Approver | None, *, mode: Mode = "code",
                  record: bool = True, db_factory: Callable[[], Database] | None = None,
                  yes: bool = False, yes_all: bool = False, max_steps: int | None = None,
-                 max_tokens: int | None = None, keep_kv_state: bool = True) -> None:
-        """``yes``/``yes_all`` approve calls without asking (headless runs); ``max_steps``
+                 max_tokens: int | None = None, keep_kv_state: bool = True,
+                 asker: Asker | None = None) -> None:
+        """``asker`` answers the questions servers ask during calls (None: declined);
+        ``yes``/``yes_all`` approve calls without asking (headless runs); ``max_steps``
         and ``max_tokens`` override the config's limits; ``keep_kv_state`` saves the
         model's KV state after each turn so that a resumed session skips re-reading it
         (only the newest session's is kept)."""
@@ -58,6 +61,7 @@ class Conversation:
         self._db: Database | None = None
         self.policy = Policy(trusted_servers=self._trusted(), approver=approver, yes=yes,
                              yes_all=yes_all)
+        self.asker = asker
         self.runtime: AgentRuntime | None = None
         self.recorder: Recorder | None = None
         self.transcript: list[ChatMessage] = []
@@ -91,7 +95,7 @@ class Conversation:
 
         def build(mode: Mode) -> AgentRuntime:
             return build_agent(model, hub=hub, mode=mode, policy=self.policy,
-                               transcript=self.transcript, **options)
+                               transcript=self.transcript, asker=self.asker, **options)
 
         try:
             return BuiltAgent(build(mode), mode)
@@ -142,10 +146,11 @@ class Conversation:
         from deskmate.app.agent import events as ev
         from deskmate.app.store.recorder import cut_short_note
 
+        prompt = self.model_input(text)
         agent = self.runtime.agent
         cut = ""  # the text of a model call the turn's end cut short
         try:
-            for event in agent.run(text, cancel):
+            for event in agent.run(prompt, cancel):
                 if isinstance(event, ev.ModelMessage):
                     cut = event.text if event.finish_reason == "cancelled" else ""
                 elif isinstance(event, ev.TurnFinished):
@@ -163,6 +168,21 @@ class Conversation:
             self.transcript = list(agent.transcript)
         if self.keep_kv_state:
             self._save_kv_state()
+
+    def model_input(self, text: str) -> str:
+        """What the model gets for ``text``: the tools' changes since the last turn first
+        (the agent takes them on here, between turns), then the message with a
+        ``/server:prompt`` expanded and ``@server:uri`` resources attached. Blocking;
+        an unusable prompt command raises ``InputError`` before the turn starts."""
+        from deskmate.app.agent.factory import follow_tools
+        from deskmate.app.services.mcp_input import Reads, expand
+
+        assert self.runtime is not None
+        hub = self.runtime.hub
+        if isinstance(hub, Reads):  # the training's gated hub offers tools only
+            text = expand(text, hub, [s.name for s in hub.states()])
+        note = follow_tools(self.runtime)
+        return f"{note}\n\n{text}" if note else text
 
     def _recorded(self, event: ev.AgentEvent) -> Iterator[ev.AgentEvent]:
         if self.recorder is not None:

@@ -1,9 +1,10 @@
 """The recorder: the agent's events, written to SQLite as they happen.
 
 Each event is one short transaction, committed before ``record`` returns, so a crash or
-``kill -9`` loses at most the event being written. ``ModelDelta`` is the one event not
-stored: ``ModelMessage`` carries the whole text of the same call (and the assistant
-message lands in the transcript), so the deltas would only repeat it token by token.
+``kill -9`` loses at most the event being written. Two events are not stored:
+``ModelDelta`` (``ModelMessage`` carries the whole text of the same call, and the
+assistant message lands in the transcript, so the deltas would only repeat it token by
+token) and ``ToolProgress`` (passing news of a call whose result is stored).
 
 Usage from a front end::
 
@@ -90,8 +91,8 @@ class Recorder:
         self.record(event)
 
     def record(self, event: ev.AgentEvent) -> None:
-        if isinstance(event, ev.ModelDelta):
-            return
+        if isinstance(event, ev.ModelDelta | ev.ToolProgress):
+            return  # passing news: the call's result is what stays
         handler = _HANDLERS.get(type(event))
         if handler is None:
             raise TypeError(f"the recorder does not know the event {type(event).__name__}")
@@ -193,6 +194,21 @@ class Recorder:
                       e.tool, e.result, structured, int(e.is_error), e.duration_s,
                       e.at - e.duration_s, e.at))
 
+    def _elicitation_asked(self, conn, e: ev.ElicitationAsked) -> None:
+        requested = e.url if e.mode == "url" else to_json(e.schema)
+        conn.execute("INSERT INTO elicitations (session_id, call_id, turn, server, tool, mode, "
+                     "message, requested, asked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     (self.session_id, e.call_id, self.turn or None, e.server, e.tool, e.mode,
+                      e.message, requested, e.at))
+
+    def _elicitation_answered(self, conn, e: ev.ElicitationAnswered) -> None:
+        # The call's latest open question: a server asks one at a time per call.
+        conn.execute("UPDATE elicitations SET action = ?, content = ?, decided_by = ?, "
+                     "reason = ?, answered_at = ? WHERE id = (SELECT max(id) FROM "
+                     "elicitations WHERE session_id = ? AND call_id = ? AND action IS NULL)",
+                     (e.action, to_json(e.content) if e.action == "accept" else None,
+                      e.decided_by, e.reason, e.at, self.session_id, e.call_id))
+
     def _ensure_turn(self, conn, at: float) -> None:
         conn.execute("INSERT OR IGNORE INTO turns (session_id, turn, user_message, started_at) "
                      "VALUES (?, ?, '', ?)", (self.session_id, self.turn, at))
@@ -229,6 +245,8 @@ _HANDLERS = {
     ev.ToolApprovalNeeded: Recorder._approval_needed,
     ev.ToolApprovalDecided: Recorder._approval_decided,
     ev.ToolCallFinished: Recorder._tool_finished,
+    ev.ElicitationAsked: Recorder._elicitation_asked,
+    ev.ElicitationAnswered: Recorder._elicitation_answered,
     ev.FinalAnswer: Recorder._final_answer,
     ev.TurnFinished: Recorder._turn_finished,
     ev.AgentError: Recorder._error,

@@ -277,12 +277,37 @@ UPDATE turns SET status = 'interrupted' WHERE status IS NULL
 UPDATE sessions SET status = 'interrupted' WHERE status = 'active';
 """
 
+# Questions MCP servers asked the user during a tool call (elicitation), and the
+# answers: recorded like approvals. `requested` is the form's JSON Schema, or the URL
+# the user was asked to open; `action` stays NULL until answered.
+_V6_ELICITATIONS = """
+CREATE TABLE elicitations (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    call_id TEXT NOT NULL,
+    turn INTEGER,
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    mode TEXT NOT NULL CHECK (mode IN ('form', 'url')),
+    message TEXT NOT NULL,
+    requested TEXT NOT NULL,
+    action TEXT CHECK (action IN ('accept', 'decline', 'cancel')),
+    content TEXT,
+    decided_by TEXT,
+    reason TEXT,
+    asked_at REAL NOT NULL,
+    answered_at REAL
+);
+CREATE INDEX elicitations_call ON elicitations(session_id, call_id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, transcript, steps, tool calls, usage, feedback", _V1_SESSIONS),
     Migration(2, "full-text search over messages and tool calls", _V2_SEARCH),
     Migration(3, "tasks, rubrics, runs, adapters, eval results", _V3_LEARNING),
     Migration(4, "the user's choice of training tasks", _V4_TASK_CHOICES),
     Migration(5, "the process that runs a session's turn", _V5_SESSION_OWNER),
+    Migration(6, "questions servers asked during tool calls", _V6_ELICITATIONS),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
