@@ -8,12 +8,14 @@ Inside, each server is an object whose tools are methods; a call becomes
 ``handler("tool", {"server", "tool", "args", "kwargs"})`` in the host, and the value it
 returns comes back as a Python value (``ToolError`` raised by the handler is raised in
 the cell with its message). The tool-call channel is the only way out of the sandbox.
-``detect_isolation()`` says honestly which OS isolation this machine gives.
+``detect_isolation()`` says honestly which OS isolation this machine gives; where it
+gives none (rlimits), a ``CellGate`` lets a cell run only when someone allowed it.
 """
 
 from deskmate.tools.sandbox.client import Sandbox
+from deskmate.tools.sandbox.gate import CellApprover, CellDecision, CellGate, CellRequest
 from deskmate.tools.sandbox.isolation import detect_isolation
 from deskmate.tools.sandbox.results import CellResult, Isolation, Limits, SandboxError, ToolError
 
-__all__ = ["CellResult", "Isolation", "Limits", "Sandbox", "SandboxError", "ToolError",
-           "detect_isolation"]
+__all__ = ["CellApprover", "CellDecision", "CellGate", "CellRequest", "CellResult",
+           "Isolation", "Limits", "Sandbox", "SandboxError", "ToolError", "detect_isolation"]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import cast
 
 from deskmate.tools.sandbox.capture import OutputBuffer, truncate_middle
+from deskmate.tools.sandbox.gate import CellGate
 from deskmate.tools.sandbox.isolation import (
     Plan,
     command,
@@ -44,7 +45,7 @@ from deskmate.tools.sandbox.worker import protocol
 Handler = Callable[[str, dict], object]
 START_TIMEOUT_S = 20.0
 CANCEL_GRACE_S = 1.0  # after an interrupt, how long a cell may take to stop
-HELPERS = ("search_tools", "tool_help")
+HELPERS = ("search_tools", "tool_help", "read_resource")
 DEFAULT_LIMITS = Limits()
 
 
@@ -110,8 +111,12 @@ class Sandbox:
     """A persistent, isolated Python worker; see the package docstring."""
 
     def __init__(self, handler: Handler | None = None, *, namespace: dict | None = None,
-                 limits: Limits = DEFAULT_LIMITS, workdir: Path | None = None) -> None:
+                 limits: Limits = DEFAULT_LIMITS, workdir: Path | None = None,
+                 gate: CellGate | None = None) -> None:
+        """``gate`` decides whether a cell may run where nothing isolates it (rlimits);
+        None: it runs (the debugging CLI, tests); the agent always passes one."""
         self._handler = handler
+        self._gate = gate
         # Without a handler there is nobody to answer: no servers, no helpers.
         self._namespace = (namespace or {}) if handler is not None else {}
         self._limits = limits
@@ -247,6 +252,9 @@ class Sandbox:
                 cancel: threading.Event | None = None) -> CellResult:
         """Run one cell; never raises for anything the code does (SandboxError if the
         worker cannot be started at all)."""
+        # Asked before the lock: the user may take a while, and close() must not wait.
+        if self._gate is not None and (refusal := self._gate.refusal(code, self.isolation)):
+            return CellResult("error", "", refusal, None, 0.0, False)
         with self._lock:
             began = time.monotonic()
             lost = False  # the worker died between cells: this result says so

@@ -20,7 +20,6 @@ unavailable (the probe) or the worker as not started.
 import ctypes
 import json
 import os
-import platform
 import signal
 import sys
 
@@ -63,9 +62,10 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int,
 
 
 def pivot_root(new: str, old: str) -> None:
-    number = SYS_PIVOT_ROOT.get(platform.machine())
+    machine = os.uname().machine
+    number = SYS_PIVOT_ROOT.get(machine)
     if number is None:
-        raise JailError(f"pivot_root: unknown on {platform.machine()}")
+        raise JailError(f"pivot_root: no system call number known for {machine}")
     check(libc.syscall(ctypes.c_long(number), new.encode(), old.encode()), "pivot_root")
 
 
