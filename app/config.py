@@ -138,6 +138,8 @@ class KeysConfig:
     server_toggle: str = _key("space", "Servers: enable or disable.")
     server_restart: str = _key("r", "Servers: restart.")
     server_test: str = _key("t", "Servers: test (connect, list tools, timings).")
+    server_sign_in: str = _key("l", "Servers: sign in (OAuth, in the browser) to an HTTP/SSE "
+                                    "server.")
     model_use: str = _key("enter", "Models: use the highlighted model.")
     model_pull: str = _key("p", "Models: download.")
     model_cancel: str = _key("c", "Models: cancel the download.")

@@ -12,10 +12,22 @@ def mcp_log_dir():
     return paths.cache_dir() / "logs" / "mcp"
 
 
+def mcp_token_dir():
+    """HTTP/SSE servers' OAuth sign-ins: one 0600 file per server (never in the config)."""
+    return paths.data_dir() / "mcp-auth"
+
+
+def oauth_setup():
+    """Sign-ins kept in the data dir; a new one only through `deskmate mcp login`."""
+    from deskmate.tools.hub.oauth import OAuthSetup
+
+    return OAuthSetup(mcp_token_dir())
+
+
 def open_hub(config: Config, on_change: Callable | None = None, names=None):
     """A Hub over the configured servers (or only ``names``); not started yet."""
     from deskmate.tools.hub import Hub
 
     servers = config.mcp.servers
     chosen = [servers[n] for n in names] if names is not None else list(servers.values())
-    return Hub(chosen, mcp_log_dir(), on_change=on_change)
+    return Hub(chosen, mcp_log_dir(), on_change=on_change, oauth=oauth_setup())

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
 
 import click
 
@@ -177,7 +178,7 @@ def list_(env: Env, as_json: bool, offline: bool) -> None:
     width = max(len(r["name"]) for r in rows)
     for r in rows:
         tools = f"{r['tools']} tools" if r["tools"] is not None and r["status"] == "ready" else ""
-        click.echo(f"{r['name']:<{width}}  {r['status']:<11} {tools:<10} {r['target']}")
+        click.echo(f"{r['name']:<{width}}  {r['status']:<13} {tools:<10} {r['target']}")
         if r["error"]:
             click.echo("    " + r["error"].replace("\n", "\n    "))
 
@@ -215,6 +216,40 @@ def test(env: Env, name: str, as_json: bool) -> None:
             click.echo(f"stderr:\n{result.stderr}", err=True)
     if not result.ok:
         raise SystemExit(1)
+
+
+@mcp.command()
+@click.argument("name")
+@click.option("--timeout", default=300.0, show_default=True,
+              help="Seconds to wait for you to approve in the browser.")
+@click.pass_obj
+def login(env: Env, name: str, timeout: float) -> None:
+    """Sign in to an HTTP/SSE server with OAuth (opens the browser, or prints the URL)."""
+    from deskmate.app.services.servers import ServerEditError, sign_in
+
+    def show(url: str) -> None:
+        port = urlsplit(parse_qs(urlsplit(url).query).get("redirect_uri", [""])[0]).port
+        click.echo(f"Sign in to {name} in your browser:\n\n  {url}\n", err=True)
+        if port:
+            click.echo(f"(On another machine than the browser? Forward the callback port first: "
+                       f"ssh -L {port}:127.0.0.1:{port} THIS_HOST)", err=True)
+
+    try:
+        result = sign_in(env.config, name, show, timeout)
+    except ServerEditError as exc:
+        fail(str(exc), 1)
+    if not result.ok:
+        fail(f"{name}: not signed in: {result.status}\n{result.error}", 1)
+    click.echo(f"signed in to {name}: {result.server_info}, {len(result.tools)} tools")
+
+
+@mcp.command()
+@click.argument("name")
+def logout(name: str) -> None:
+    """Forget a server's OAuth sign-in (its tokens and client registration)."""
+    from deskmate.app.services.servers import sign_out
+
+    click.echo(f"signed out of {name}" if sign_out(name) else f"no sign-in kept for {name}")
 
 
 @mcp.command()

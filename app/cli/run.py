@@ -62,7 +62,7 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
     shown on standard error while that is a terminal."""
     from deskmate.app.agent import events as ev
     from deskmate.app.services.conversation import Conversation
-    from deskmate.app.toolspace import mcp_log_dir
+    from deskmate.app.toolspace import mcp_log_dir, oauth_setup
     from deskmate.tools.hub import Hub
     from deskmate.tools.sandbox import SandboxError
 
@@ -78,7 +78,7 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
                                 record=not no_record, yes=yes, yes_all=yes_all,
                                 max_steps=max_steps, max_tokens=max_tokens, keep_kv_state=False)
     llm = load_model(env, model)
-    hub = Hub(servers, mcp_log_dir()) if servers else None
+    hub = Hub(servers, mcp_log_dir(), oauth=oauth_setup()) if servers else None
     try:
         if hub is not None:
             for state in hub.start():

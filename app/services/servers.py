@@ -1,4 +1,5 @@
-"""MCP servers in the config: add, import, enable/disable, remove, and a test connect.
+"""MCP servers in the config: add, import, enable/disable, remove, a test connect, and
+OAuth sign-in and sign-out of HTTP/SSE servers.
 
 What ``deskmate mcp …`` and the servers screen both do. Config writes go through
 ``update_config`` (validated, atomic, with a backup). User errors raise a
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from deskmate.app.config import Config, update_config
 
 if TYPE_CHECKING:
+    from deskmate.tools.hub import ServerState
     from deskmate.tools.hub.servers import ServerConfig
 
 
@@ -95,7 +97,8 @@ def add_server(name: str, table: dict[str, Any], config_path: Path | None, *,
 
 def remove_server(name: str, config_path: Path | None) -> ConfigEdit:
     config = _edit_server(name, lambda servers: servers.pop(name), config_path)
-    return ConfigEdit(config, f"removed {name}")
+    signed_out = sign_out(name)  # a server added again under this name starts signed out
+    return ConfigEdit(config, f"removed {name}" + (" (and its sign-in)" if signed_out else ""))
 
 
 def set_enabled(name: str, enabled: bool, config_path: Path | None) -> ConfigEdit:
@@ -229,8 +232,44 @@ def probe_server(config: Config, name: str, stderr_lines: int = 20) -> ServerTes
     with open_hub(config, names=[name]) as hub:
         state = hub.start([name])[0]
         stderr = hub.stderr(name, stderr_lines)
-    return ServerTest(name=name, status=state.status, error=state.error,
-                      server_info=state.server_info, connect_s=state.connect_s,
-                      total_s=time.perf_counter() - started,
+    return _tested(state, time.perf_counter() - started, stderr)
+
+
+def _tested(state: ServerState, total_s: float, stderr: str) -> ServerTest:
+    return ServerTest(name=state.name, status=state.status, error=state.error,
+                      server_info=state.server_info, connect_s=state.connect_s, total_s=total_s,
                       tools=tuple(t.name for t in state.tools), prompts=tuple(state.prompts),
                       resources=tuple(state.resources), stderr=stderr)
+
+
+# ---------------------------------------------------------------- sign-in
+
+
+def sign_in(config: Config, name: str, show_url: Callable[[str], object],
+            timeout: float = 300.0) -> ServerTest:
+    """Sign in to an HTTP/SSE server with OAuth, then connect with the new tokens.
+
+    ``show_url`` gets the authorization URL (a browser is opened too, unless this is an
+    SSH session without a display); the person has ``timeout`` seconds to approve.
+    """
+    from deskmate.app.toolspace import open_hub
+    from deskmate.tools.hub.oauth import browser_answer
+
+    server = config.mcp.servers.get(name)
+    if server is None:
+        raise UnknownServer(f"no server named {name!r} in the config")
+    if server.transport == "stdio":
+        raise InvalidServer(f"{name} is a local (stdio) server: it takes its credentials "
+                            "through `env`, not an OAuth sign-in")
+    started = time.perf_counter()
+    with open_hub(config, names=[name]) as hub:
+        state = hub.sign_in(name, browser_answer(show_url), timeout)
+    return _tested(state, time.perf_counter() - started, "")
+
+
+def sign_out(name: str) -> bool:
+    """Delete a server's kept sign-in (tokens and registration); whether there was one."""
+    from deskmate.app.toolspace import mcp_token_dir
+    from deskmate.tools.hub.tokens import forget
+
+    return forget(mcp_token_dir(), name)

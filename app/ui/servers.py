@@ -53,6 +53,7 @@ class ServersScreen(TableScreen):
     | space | Enable or disable. |
     | r | Restart. |
     | t | Test: connect on its own, list tools, time it. |
+    | l | Sign in (OAuth, in the browser) to an HTTP/SSE server that asks for it. |
     """
 
     BINDINGS = [
@@ -61,6 +62,7 @@ class ServersScreen(TableScreen):
         Binding("space", "toggle_server", "Enable/disable", id="server_toggle"),
         Binding("r", "restart", "Restart", id="server_restart"),
         Binding("t", "test", "Test", id="server_test"),
+        Binding("l", "sign_in", "Sign in", id="server_sign_in"),
     ]
 
     class Detail(Message):
@@ -70,6 +72,19 @@ class ServersScreen(TableScreen):
             super().__init__()
 
     class Tested(Message):
+        def __init__(self, result: server_ops.ServerTest) -> None:
+            self.result = result
+            super().__init__()
+
+    class SignInUrl(Message):
+        """The authorization page to open (a browser is opened too, where there is one)."""
+
+        def __init__(self, name: str, url: str) -> None:
+            self.name = name
+            self.url = url
+            super().__init__()
+
+    class SignedIn(Message):
         def __init__(self, result: server_ops.ServerTest) -> None:
             self.result = result
             super().__init__()
@@ -115,7 +130,7 @@ class ServersScreen(TableScreen):
         self.query_one("#servers-hint", Static).update(
             "no servers yet: a adds one, i imports a Claude/.mcp.json file"
             if not rows else
-            "a add · i import · space enable/disable · r restart · t test")
+            "a add · i import · space enable/disable · r restart · t test · l sign in")
         self.show_detail()
 
     def show_detail(self) -> None:
@@ -172,6 +187,13 @@ class ServersScreen(TableScreen):
         config = host(self).config
         self.post_message(self.Tested(server_ops.probe_server(config, name)))
 
+    @work(thread=True, exclusive=True, group="server-sign-in", exit_on_error=False)
+    def sign_in(self, name: str) -> None:
+        config = host(self).config
+        result = server_ops.sign_in(config, name,
+                                    lambda url: self.post_message(self.SignInUrl(name, url)))
+        self.post_message(self.SignedIn(result))
+
     # ---------------------------------------------------------------- handlers
 
     def config_changed(self) -> None:
@@ -192,6 +214,21 @@ class ServersScreen(TableScreen):
         ok = message.result.ok
         self.notify(message.result.describe(), title="Test passed" if ok else "Test failed",
                     severity="information" if ok else "error", timeout=12)
+
+    def on_servers_screen_sign_in_url(self, message: SignInUrl) -> None:
+        self.app.copy_to_clipboard(message.url)
+        self.notify(f"Approve in your browser (the link is copied):\n{message.url}",
+                    title=f"Sign in to {message.name}", timeout=60)
+
+    def on_servers_screen_signed_in(self, message: SignedIn) -> None:
+        result = message.result
+        if result.ok:
+            self.notify(f"{len(result.tools)} tools", title=f"Signed in to {result.name}")
+            if result.name in self.states():  # the app's hub connects with the new tokens
+                self.restart_server(result.name)
+        else:
+            self.notify(f"{result.status}: {result.error}", title=f"{result.name}: not signed in",
+                        severity="error", timeout=12)
 
     @on(DataTable.RowHighlighted)
     def highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -237,6 +274,17 @@ class ServersScreen(TableScreen):
     def action_restart(self) -> None:
         if (name := self.selected) is not None and name in self.states():
             self.restart_server(name)
+
+    def action_sign_in(self) -> None:
+        name = self.selected
+        if name is None:
+            return
+        if host(self).config.mcp.servers[name].transport == "stdio":
+            self.notify(f"{name} is a local server: it takes credentials through env, not a "
+                        "sign-in", severity="warning")
+            return
+        self.notify(f"signing in to {name} …")
+        self.sign_in(name)
 
     def action_test(self) -> None:
         if (name := self.selected) is not None:

@@ -5,11 +5,13 @@ registration, authorize with PKCE, token, refresh) and the resource server (stre
 HTTP at /mcp, which answers 401 without a valid bearer token). The authorize step
 approves at once and redirects to the client's redirect URI, so a client can follow it
 without a browser. Access tokens last SECONDS (default 3600), so a test can see a refresh.
+``OAUTH_PREREGISTERED=ID:SECRET:REDIRECT_URI`` adds a client registered beforehand.
 
 Tools: echo, and auth_stats: how many registrations, authorizations, token exchanges and
 refreshes this server has seen, and the client id of the caller.
 """
 
+import os
 import secrets
 import sys
 import time
@@ -104,9 +106,15 @@ class ApprovingProvider:
 
 
 provider = ApprovingProvider()
+if known := os.environ.get("OAUTH_PREREGISTERED"):
+    client_id, secret, redirect = known.split(":", 2)
+    provider.clients[client_id] = OAuthClientInformationFull(
+        client_id=client_id, client_secret=secret, redirect_uris=[redirect],
+        token_endpoint_auth_method="client_secret_basic",
+        grant_types=["authorization_code", "refresh_token"])
 server = MCPServer(
     "oauth-toy", auth_server_provider=provider,
-    auth=AuthSettings(issuer_url=BASE, resource_server_url=f"{BASE}/mcp",  # type: ignore[arg-type]
+    auth=AuthSettings(issuer_url=BASE, resource_server_url=f"{BASE}/mcp",
                       validate_token_resource=False,
                       client_registration_options=ClientRegistrationOptions(enabled=True)))
 

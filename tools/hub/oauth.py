@@ -254,7 +254,7 @@ async def _reply(writer: asyncio.StreamWriter, status: int, text: str) -> None:
 # ---------------------------------------------------------------- who answers
 
 
-def browser_answer(show: Callable[[str], None]) -> OpenUrl:
+def browser_answer(show: Callable[[str], object]) -> OpenUrl:
     """Show the URL (always: the person may be on another machine) and open a browser here
     unless this is an SSH session without a display."""
 
