@@ -11,6 +11,7 @@ import click
 
 from deskmate.app.cli.common import EXIT_USAGE, Env, fail
 from deskmate.app.cli.model_loading import load_model
+from deskmate.app.cli.sandbox import require_isolation, unisolated_option
 
 if TYPE_CHECKING:
     from deskmate.finetune.eval import TaskRun
@@ -46,12 +47,13 @@ def _shown(result: TaskRun | None) -> str | None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a PNG chart comparing the modes (needs deskmate[plot]).")
+@unisolated_option
 @click.pass_obj
 def eval_command(env: Env, suite_path: Path, mode: Literal["code", "eager", "both"],
                  model: str | None, task_ids: str | None, repeats: int, max_steps: int,
                  max_tokens: int | None,
                  temperature: float | None, bins: tuple[Path, ...], keep_workspaces: bool,
-                 as_json: bool, plot_path: Path | None) -> None:
+                 as_json: bool, plot_path: Path | None, allow_unisolated: bool) -> None:
     """Evaluate the agent on the tasks of a suite and report success, cost and time.
 
     Each task runs in a fresh temporary workspace with its own servers, every tool call
@@ -73,6 +75,8 @@ def eval_command(env: Env, suite_path: Path, mode: Literal["code", "eager", "bot
     if plot_path is not None:
         _check_matplotlib()
     modes = ("code", "eager") if mode == "both" else (mode,)
+    if "code" in modes:
+        require_isolation("eval", allow_unisolated)
     llm = load_model(env, model)
     limits, sandbox_limits = limits_from_config(
         env.config, max_steps=max_steps, temperature=temperature,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from deskmate.app.cli.common import EXIT_FAILURE, EXIT_USAGE, Env, fail
+from deskmate.app.cli.sandbox import require_isolation, unisolated_option
 
 if TYPE_CHECKING:
     from deskmate.app.store.db import Database
@@ -42,10 +43,12 @@ if TYPE_CHECKING:
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--resume", "resume", type=int, help="Continue run RUN from its last checkpoint.")
 @click.option("--json-progress", is_flag=True, help="Print progress as JSON lines.")
+@unisolated_option
 @click.pass_context
 def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_step: int,
              judge: str, device: str, model: str | None, rubrics: Path | None,
-             lr: float | None, seed: int, resume: int | None, json_progress: bool) -> None:
+             lr: float | None, seed: int, resume: int | None, json_progress: bool,
+             allow_unisolated: bool) -> None:
     """Improve the model from your sessions: GRPO on LoRA, scored by rubrics.
 
     Runs the agent on tasks from your sessions (or a suite, or generated ones), scores
@@ -61,6 +64,7 @@ def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_
     from deskmate.finetune.spec import RunError, RunSpec, TaskSource
 
     env: Env = ctx.obj
+    require_isolation("finetune", allow_unisolated, eager=False)  # rollouts run code
     if resume is not None:
         try:
             spec, run_dir = find_run(resume)

@@ -23,6 +23,7 @@ import click
 
 from deskmate.app.cli.common import EXIT_INTERRUPTED, Env, fail
 from deskmate.app.cli.model_loading import load_model
+from deskmate.app.cli.sandbox import require_isolation, unisolated_option
 
 if TYPE_CHECKING:  # the agent loads with the command, not with `deskmate --help`
     from deskmate.app.agent import events as ev
@@ -51,11 +52,12 @@ TraceLevel = Literal["live", "steps", "errors"]
               help="Most tokens per model reply (default: [model] max_tokens, at most 2048).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @click.option("--no-record", is_flag=True, help="Do not save the session.")
+@unisolated_option
 @click.pass_obj
 def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | None,
         mode: Mode | None, yes: bool, yes_all: bool, max_steps: int | None,
         max_tokens: int | None, as_json: bool,
-        no_record: bool) -> None:
+        no_record: bool, allow_unisolated: bool) -> None:
     """Solve TASK with the agent (`-` reads it from standard input).
 
     Standard output gets the answer only (or the --json object); the agent's work is
@@ -77,6 +79,8 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
                                 mode=mode or cast("Mode", env.config.agent.mode),
                                 record=not no_record, yes=yes, yes_all=yes_all,
                                 max_steps=max_steps, max_tokens=max_tokens, keep_kv_state=False)
+    if conversation.mode == "code":
+        require_isolation("run", allow_unisolated)
     llm = load_model(env, model)
     hub = Hub(servers, mcp_log_dir(), oauth=oauth_setup()) if servers else None
     try:

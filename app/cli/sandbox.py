@@ -8,12 +8,36 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 import click
 
-from deskmate.app.cli.common import EXIT_FAILURE, fail
+from deskmate.app.cli.common import EXIT_FAILURE, EXIT_USAGE, fail
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def unisolated_option(command: F) -> F:
+    """``--allow-unisolated``, for the commands that run the model's code."""
+    return click.option(
+        "--allow-unisolated", is_flag=True,
+        help="Run the model's code even where the sandbox cannot isolate it (level "
+             "rlimits: your rights, your files, the network). Off by default, also "
+             "under --yes.")(command)
+
+
+def require_isolation(command: str, allowed: bool, *, eager: bool = True) -> None:
+    """Code mode runs only where the sandbox isolates, or when ``allowed``: else exit 2
+    with what to do (``eager``: --mode eager is one way out)."""
+    from deskmate.tools.sandbox import detect_isolation
+    from deskmate.tools.sandbox.gate import allow_unisolated, allowed_by_flag, unisolated_refusal
+
+    if allowed:
+        allow_unisolated()  # the gate reads it, here and in a finetune run's process
+    elif not allowed_by_flag() and detect_isolation().level == "rlimits":
+        fail(unisolated_refusal(command, eager=eager), EXIT_USAGE)
 
 
 @click.group()

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from deskmate.app.config import Config
 from deskmate.app.llm.base import ChatMessage, ChatModel
 from deskmate.tools.policy import Approver, Policy
+from deskmate.tools.sandbox.gate import CellApprover, CellGate
 
 if TYPE_CHECKING:  # the agent loop loads with the first agent, not at start-up
     from deskmate.app.agent import events as ev
@@ -45,8 +46,11 @@ class Conversation:
                  record: bool = True, db_factory: Callable[[], Database] | None = None,
                  yes: bool = False, yes_all: bool = False, max_steps: int | None = None,
                  max_tokens: int | None = None, keep_kv_state: bool = True,
-                 asker: Asker | None = None) -> None:
+                 asker: Asker | None = None, cell_approver: CellApprover | None = None
+                 ) -> None:
         """``asker`` answers the questions servers ask during calls (None: declined);
+        ``cell_approver`` is asked before each cell where nothing isolates the sandbox
+        (None: such cells run only with --allow-unisolated);
         ``yes``/``yes_all`` approve calls without asking (headless runs); ``max_steps``
         and ``max_tokens`` override the config's limits; ``keep_kv_state`` saves the
         model's KV state after each turn so that a resumed session skips re-reading it
@@ -62,6 +66,7 @@ class Conversation:
         self.policy = Policy(trusted_servers=self._trusted(), approver=approver, yes=yes,
                              yes_all=yes_all)
         self.asker = asker
+        self.cell_gate = CellGate(cell_approver)
         self.runtime: AgentRuntime | None = None
         self.recorder: Recorder | None = None
         self.transcript: list[ChatMessage] = []
@@ -95,6 +100,7 @@ class Conversation:
 
         def build(mode: Mode) -> AgentRuntime:
             return build_agent(model, hub=hub, mode=mode, policy=self.policy,
+                               cell_gate=self.cell_gate,
                                transcript=self.transcript, asker=self.asker, **options)
 
         try:
@@ -209,6 +215,7 @@ class Conversation:
         self.mode = self.default_mode
         self.policy.allowed_tools.clear()
         self.policy.trusted_servers = self._trusted()
+        self.cell_gate.new_session()
 
     def _trusted(self) -> set[str]:
         """The servers the config trusts; approvals given in a session are not kept."""

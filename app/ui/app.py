@@ -31,6 +31,7 @@ from deskmate.app.llm import ChatModel, ModelError, NoModelConfigured, open_mode
 from deskmate.app.services import models as model_ops
 from deskmate.app.services.conversation import Conversation
 from deskmate.app.ui.approval import ApprovalScreen, UiApprover
+from deskmate.app.ui.cell_approval import CellApprovalAsked, CellApprovalScreen, UiCellApprover
 from deskmate.app.ui.chat import ChatScreen, ChatView
 from deskmate.app.ui.messages import (
     AgentReady,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from deskmate.app.ui.host import AppHost
     from deskmate.tools.hub import Hub
     from deskmate.tools.policy import Decision
+    from deskmate.tools.sandbox.gate import CellDecision
 
 ModelFactory = Callable[[Config, str | None], ChatModel]
 _UNTIL_MODEL = "-until-model"  # chat cards about the missing model, dropped when one loads
@@ -129,8 +131,10 @@ class DeskmateApp(ModelWorkers, App[None]):
         self._hub_ready = False
         self._builds = 0  # agent builds asked for: only the latest one's is taken on
         self.approver = UiApprover(self.post_message)
-        self.conversation = Conversation(config, self.approver, mode=mode, record=record)
-        self._approval: ApprovalScreen | None = None
+        cells = UiCellApprover(self.post_message, lambda: self.approver.cancel)
+        self.conversation = Conversation(config, self.approver, mode=mode, record=record,
+                                         cell_approver=cells)
+        self._approval: ApprovalScreen | CellApprovalScreen | None = None
         self.chat_screen = ChatScreen(self.conversation)
         self.add_mode("chat", lambda: self.chat_screen)
 
@@ -339,6 +343,18 @@ class DeskmateApp(ModelWorkers, App[None]):
         self._approval = ApprovalScreen(pending.request)
         self.push_screen(self._approval, answered)
 
+    def on_cell_approval_asked(self, message: CellApprovalAsked) -> None:
+        pending = message.pending
+
+        def answered(decision: CellDecision | None) -> None:
+            self._approval = None
+            pending.answer(decision or "deny")
+            if decision == "allow_session":  # the status line says cells run unasked now
+                self.chat.set_sandbox(pending.request.isolation)
+
+        self._approval = CellApprovalScreen(pending.request)
+        self.push_screen(self._approval, answered)
+
     def on_server_restarted(self, _: ServerRestarted) -> None:
         self.build_agent()
 
@@ -447,7 +463,8 @@ def key_groups() -> KeyGroups:
     from deskmate.app.ui.task_picker import TaskPickerScreen
 
     return [("everywhere", DeskmateApp.BINDINGS), ("prompt", PromptArea.BINDINGS),
-            ("approval", ApprovalScreen.BINDINGS), ("sessions", SessionsScreen.BINDINGS),
+            ("approval", ApprovalScreen.BINDINGS),
+            ("unisolated cell", CellApprovalScreen.BINDINGS), ("sessions", SessionsScreen.BINDINGS),
             ("servers", ServersScreen.BINDINGS), ("models", ModelsScreen.BINDINGS),
             ("finetune", FinetuneScreen.BINDINGS),
             ("finetune tasks", TaskPickerScreen.BINDINGS)]

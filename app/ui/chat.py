@@ -245,6 +245,8 @@ class ChatView(ReportsWorkers, Vertical):
             return
         reach = [what for what, open_ in (("network", isolation.network),
                                           ("home visible", isolation.home_visible)) if open_]
+        if gate := self.conversation.cell_gate.status(isolation):
+            reach.insert(0, gate)
         label.update(f"sandbox: {isolation.level}" + (f" ({', '.join(reach)})" if reach else ""))
         label.set_class(bool(reach), "-weak")
         label.tooltip = isolation.details

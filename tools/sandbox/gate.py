@@ -45,12 +45,11 @@ def allow_unisolated() -> None:
 
 def unisolated_refusal(command: str, *, eager: bool = True) -> str:
     """Why ``command`` will not run the model's code here, and what to do."""
-    return (f"deskmate {command} runs the model's Python code, and this machine offers no "
-            "isolation for it (level rlimits: the code would run with your rights, with "
-            "your files and the network in reach). For real isolation install bubblewrap "
-            "(apt install bubblewrap) or allow user namespaces; or rerun with "
-            f"{FLAG} to run it anyway" + ("; or use --mode eager (no code runs)." if eager
-                                          else "."))
+    return (f"this machine cannot isolate the model's code (sandbox level rlimits: it would "
+            f"run with your rights, your files and the network in reach), so deskmate "
+            f"{command} will not run it unasked. For real isolation install bubblewrap (apt "
+            f"install bubblewrap) or allow user namespaces; or rerun with {FLAG} to run it "
+            "anyway" + ("; or use --mode eager (no code runs)." if eager else "."))
 
 
 @dataclass
