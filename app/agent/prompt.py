@@ -22,6 +22,7 @@ In the Python session:
 - search_tools("what you want to do", k=5) returns matching tools with their signatures.
 - tool_help("server", "tool_name") returns a tool's full signature and documentation.
   Read it before calling a tool for the first time.
+- read_resource("uri") returns the text of a resource a tool result links to.
 - The session is a sandbox: it cannot see the user's files or the network. Reach them
   only through the tools.
 

@@ -34,8 +34,10 @@ from deskmate.app.ui.workers import ReportsWorkers
 
 if TYPE_CHECKING:
     from deskmate.app.services.conversation import Conversation
+    from deskmate.app.services.mcp_input import PromptCall
     from deskmate.app.store import ResumedSession, SessionDetail
     from deskmate.app.ui.blocks import FeedbackBar
+    from deskmate.tools.hub.published import PromptSpec
     from deskmate.tools.sandbox import Isolation
 
 DELTA_HZ = 30  # most streamed-text messages a second
@@ -92,7 +94,9 @@ class ChatView(ReportsWorkers, Vertical):
 
     def on_mount(self) -> None:
         self.query_one("#sandbox").display = False
-        self.query_one(PromptArea).focus()
+        prompt = self.query_one(PromptArea)
+        prompt.completer = self.complete
+        prompt.focus()
 
     # ---------------------------------------------------------------- input
 
@@ -102,6 +106,12 @@ class ChatView(ReportsWorkers, Vertical):
         if (command := read_command(text)) is not None:
             self.run_command(command, event)
             return
+        if self.asks_for_arguments(text, event):
+            return
+        self.take(text)
+
+    def take(self, text: str) -> None:
+        """Send ``text`` now, or queue it while a turn runs or the agent is not ready."""
         if self.busy or self.conversation.runtime is None:
             # Never thrown away: sent when the turn ends, or once the agent is ready.
             self.queued.append(text)
@@ -127,6 +137,54 @@ class ChatView(ReportsWorkers, Vertical):
         """Send the oldest queued message, if the agent is free to take it."""
         if self.queued and not self.busy and self.conversation.runtime is not None:
             self.send(self.queued.popleft())
+
+    # ---------------------------------------------------------------- MCP prompts, resources
+
+    def complete(self, before: str) -> str:
+        """The prompt's completion of an ``@server:uri`` or ``/server:prompt``."""
+        from deskmate.app.services.mcp_input import completions, suggest
+
+        hub = host(self).hub
+        return suggest(before, completions(hub)) if hub is not None else ""
+
+    def asks_for_arguments(self, text: str, typed: PromptArea.Submitted) -> bool:
+        """A ``/server:prompt`` that cannot go as typed: its missing arguments are asked
+        for (then it is sent), or what is wrong is said. True when handled here."""
+        from deskmate.app.services.mcp_input import InputError, prompt_call
+
+        hub = host(self).hub
+        if hub is None:
+            return False
+        try:
+            call = prompt_call(text, hub.prompts(), [s.name for s in hub.states()])
+        except InputError as exc:
+            if not typed.area.text:  # back in the prompt, to correct
+                typed.area.load_text(typed.text)
+            self.notify(str(exc), title="Not sent", severity="warning", timeout=10)
+            return True
+        if call is None or not call.missing:
+            return False
+        self.ask_arguments(call)
+        return True
+
+    def start_prompt(self, spec: PromptSpec) -> None:
+        """A server's prompt chosen in the command palette."""
+        from deskmate.app.services.mcp_input import PromptCall
+
+        if spec.arguments:
+            self.ask_arguments(PromptCall(spec))
+        else:
+            self.take(PromptCall(spec).text())
+
+    def ask_arguments(self, call: PromptCall) -> None:
+        """The prompt's arguments in a small form; sent once they are all there."""
+        from deskmate.app.ui.prompt_args import PromptArgsScreen
+
+        def answered(done: PromptCall | None) -> None:
+            if done is not None:
+                self.take(done.text())
+
+        self.app.push_screen(PromptArgsScreen(call), answered)
 
     def agent_ready(self) -> None:
         """Called by the app when an agent was built: what waited for it is sent."""

@@ -50,10 +50,13 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
 
-    def __init__(self, groups: KeyGroups, keys: KeysConfig) -> None:
+    def __init__(self, groups: KeyGroups, keys: KeysConfig,
+                 prompts: Sequence[tuple[str, str]] = ()) -> None:
+        """``prompts``: (usage, what) of the MCP servers' prompts, typed as commands."""
         super().__init__()
         self.groups = groups
         self.keys = keys
+        self.prompts = prompts
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog-box", id="help"):
@@ -66,3 +69,5 @@ class HelpScreen(ModalScreen[None]):
         table.add_columns("where", "keys", "what", "config name")
         for row in key_rows(self.groups, self.keys):
             table.add_row(*(Text(cell) for cell in row))
+        for usage, what in self.prompts:
+            table.add_row(Text("server prompt"), Text(usage), Text(what), Text(""))

@@ -6,6 +6,8 @@ shell; the text being written is kept and comes back after the newest entry.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
@@ -20,6 +22,7 @@ class PromptArea(TextArea):
     | enter | Send the prompt. |
     | ctrl+j | Insert a new line (remappable: `[keys] newline`). |
     | up / down | Previous / next prompt, on the first / last line. |
+    | right | At the end: take the greyed completion of an `@server:uri` or `/server:prompt`. |
     """
 
     BINDINGS = [Binding("ctrl+j", "newline", "New line", show=False, id="newline")]
@@ -40,6 +43,17 @@ class PromptArea(TextArea):
         self.sent: list[str] = []
         self._index = 0  # == len(history): the draft, not a history entry
         self._draft = ""
+        # The rest of the word typed at the cursor (``@server:uri``, ``/server:prompt``),
+        # shown greyed and taken with Right; the chat sets it.
+        self.completer: Callable[[str], str] | None = None
+
+    def update_suggestion(self) -> None:
+        row, column = self.cursor_location
+        if self.completer is None or column != len(self.document.get_line(row)):
+            self.suggestion = ""
+            return
+        self.suggestion = self.completer(
+            self.document.get_text_range((0, 0), self.cursor_location))
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":

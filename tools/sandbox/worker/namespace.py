@@ -86,4 +86,10 @@ def build_namespace(channel: Channel, spec: dict, toolspace: Toolspace) -> dict:
             return channel.call("tool_help", {"server": server, "names": list(names)})
         tool_help.__module__ = CELLS_MODULE
         ns["tool_help"] = tool_help
+    if "read_resource" in helpers:
+        def read_resource(uri: str) -> str:
+            """The contents of an MCP resource (a resource_link's uri, say) as text."""
+            return channel.call("read_resource", {"uri": uri})
+        read_resource.__module__ = CELLS_MODULE
+        ns["read_resource"] = read_resource
     return ns
