@@ -401,7 +401,10 @@ class DeskmateApp(ModelWorkers, App[None]):
     def action_help(self) -> None:
         from deskmate.app.ui.help import HelpScreen
 
-        self.push_screen(HelpScreen(key_groups(), self.config.keys))
+        prompts = self.hub.prompts() if self.hub is not None else []
+        self.push_screen(HelpScreen(key_groups(), self.config.keys, [
+            (f"/{p.server}:{p.name}" + "".join(f" {a.name}=…" for a in p.arguments),
+             p.description or "A prompt of the server") for p in prompts]))
 
     def action_cancel(self) -> None:
         if self.chat.cancel():
@@ -427,6 +430,10 @@ class DeskmateApp(ModelWorkers, App[None]):
         yield from super().get_system_commands(screen)
         for title, help_text, action in _COMMANDS:
             yield SystemCommand(title, help_text, partial(self.call_next, self.run_action, action))
+        for prompt in self.hub.prompts() if self.hub is not None else []:  # the servers'
+            yield SystemCommand(f"/{prompt.server}:{prompt.name}",
+                                prompt.description or "A prompt of the server",
+                                partial(self.chat.start_prompt, prompt))
         # The actions of the screen the palette was opened on (rename a session, start a
         # run, …), so that every action has a name to find it by.
         where = (screen.title or type(screen).__name__.removesuffix("Screen")).lower()
