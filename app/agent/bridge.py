@@ -27,7 +27,7 @@ from deskmate.app.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from deskmate.app.agent.tool_news import call_hooks
+from deskmate.app.agent.tool_news import CallNews
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.policy import ApprovalRequest, Policy
 from deskmate.tools.sandbox import ToolError
@@ -230,13 +230,16 @@ class ToolBridge:
             raise BridgeError(f"{real}.{spec.name} was not run: {verdict.reason}")
         self.calls += 1
         started = time.perf_counter()
+        news = CallNews(context.emit, self.asker, call_id, context.cancel)
         try:
             result = self._call(real, spec.name, arguments, cancel=context.cancel,
-                                hooks=call_hooks(context.emit, self.asker, call_id))
+                                hooks=news.hooks)
         except Exception as exc:  # the hub's ToolCallError family, and anything unexpected
+            news.close()
             self._finished(call_id, real, spec.name, str(exc), True,
                            time.perf_counter() - started)
             raise BridgeError(str(exc)) from exc
+        news.close()
         self._finished(call_id, real, spec.name, result.text, result.is_error,
                        result.duration_s, result.structured)
         if result.is_error:

@@ -33,6 +33,7 @@ from deskmate.app.services.conversation import Conversation
 from deskmate.app.ui.approval import ApprovalScreen, UiApprover
 from deskmate.app.ui.cell_approval import CellApprovalAsked, CellApprovalScreen, UiCellApprover
 from deskmate.app.ui.chat import ChatScreen, ChatView
+from deskmate.app.ui.elicit import ElicitScreen, QuestionAsked, UiAsker
 from deskmate.app.ui.messages import (
     AgentReady,
     ApprovalAsked,
@@ -132,8 +133,9 @@ class DeskmateApp(ModelWorkers, App[None]):
         self._builds = 0  # agent builds asked for: only the latest one's is taken on
         self.approver = UiApprover(self.post_message)
         cells = UiCellApprover(self.post_message, lambda: self.approver.cancel)
+        self.asker = UiAsker(self.post_message)  # servers' questions during tool calls
         self.conversation = Conversation(config, self.approver, mode=mode, record=record,
-                                         cell_approver=cells)
+                                         cell_approver=cells, asker=self.asker)
         self._approval: ApprovalScreen | CellApprovalScreen | None = None
         self.chat_screen = ChatScreen(self.conversation)
         self.add_mode("chat", lambda: self.chat_screen)
@@ -330,6 +332,7 @@ class DeskmateApp(ModelWorkers, App[None]):
 
     def on_chat_view_turn_starting(self, message: ChatView.TurnStarting) -> None:
         self.approver.cancel = message.cancel  # a cancelled turn denies what it waits for
+        self.asker.cancel = message.cancel  # and cancels a server's open question
 
     # ---------------------------------------------------------------- events from workers
 
@@ -348,12 +351,16 @@ class DeskmateApp(ModelWorkers, App[None]):
 
         def answered(decision: CellDecision | None) -> None:
             self._approval = None
-            pending.answer(decision or "deny")
-            if decision == "allow_session":  # the status line says cells run unasked now
+            if decision == "allow_session":  # so the status line says it at once
+                self.conversation.cell_gate.allowed_for_session = True
                 self.chat.set_sandbox(pending.request.isolation)
+            pending.answer(decision or "deny")
 
         self._approval = CellApprovalScreen(pending.request)
         self.push_screen(self._approval, answered)
+
+    def on_question_asked(self, message: QuestionAsked) -> None:
+        self.push_screen(ElicitScreen(message.pending))
 
     def on_server_restarted(self, _: ServerRestarted) -> None:
         self.build_agent()
@@ -445,6 +452,7 @@ class DeskmateApp(ModelWorkers, App[None]):
 
     def on_unmount(self) -> None:
         self.approver.cancel.set()  # a turn waiting for an approval ends (denied)
+        self.asker.cancel.set()
         self.conversation.close()
         if self.hub is not None:
             self.hub.close()

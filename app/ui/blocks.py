@@ -2,7 +2,9 @@
 
 ``ActionBlock`` is one code cell or one tool call: a collapsed one-line title with a
 live status (pending, running, waiting, ok, error, denied), the duration and a preview
-of the result; expanding it shows the code or arguments and the full output.
+of the result; expanding it shows the code or arguments and the full output. While a
+tool call runs, its title also carries the server's news: progress (a bar when the
+server says how much there is) or the question it is asking.
 """
 
 from __future__ import annotations
@@ -33,6 +35,17 @@ OUTPUT_CHARS = 4000  # what an expanded block shows; the session keeps everythin
 def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def progress_bar(progress: float, total: float | None, message: str = "",
+                 cells: int = 10) -> str:
+    """``▰▰▰▱▱▱▱▱▱▱ 3/10 message``, or ``3 message`` when the total is unknown."""
+    if total and total > 0:
+        filled = round(cells * max(0.0, min(1.0, progress / total)))
+        text = f"{'▰' * filled}{'▱' * (cells - filled)} {progress:g}/{total:g}"
+    else:
+        text = f"{progress:g}"
+    return one_line(f"{text} {message}".strip(), PREVIEW_CHARS)
 
 
 def short_args(arguments: dict[str, Any], limit: int = 48) -> str:
@@ -76,6 +89,7 @@ class ActionBlock(Collapsible):
         self.started = time.monotonic()
         self.duration: float | None = None
         self.preview = ""
+        self.news = ""  # the running call's progress or question, in the title
         self._detail = Static(Content(detail), classes="detail")
         self._output = Static("", classes="output")
         super().__init__(self._detail, self._output, title="", collapsed=True,
@@ -87,7 +101,12 @@ class ActionBlock(Collapsible):
         self.add_class(f"-{new}")
         self._retitle()
 
+    def show_news(self, news: str) -> None:
+        self.news = news
+        self._retitle()
+
     def finish(self, status: Status, output: str, duration: float | None = None) -> None:
+        self.news = ""
         self.duration = duration if duration is not None else time.monotonic() - self.started
         self.preview = one_line(output) if output else ""
         text = output if len(output) <= OUTPUT_CHARS else output[:OUTPUT_CHARS] + "\n…"
@@ -101,6 +120,8 @@ class ActionBlock(Collapsible):
             parts.append((f"  {self.duration:.2f} s", "$text-muted"))
         if self.status in ("waiting", "denied", "cancelled"):
             parts.append((f"  {self.status}", colour))
+        if self.news:
+            parts.append((f"  {self.news}", colour))
         if self.preview:
             parts.append(("  → " + self.preview, "$text-muted"))
         self.title = Content.assemble(*parts)

@@ -228,6 +228,27 @@ class Transcript(VerticalScroll):
         elif block is not None:
             block.status = "running"
 
+    async def _tool_progress(self, e: ev.ToolProgress) -> None:
+        from deskmate.app.ui.blocks import progress_bar
+
+        if (block := self._actions.get(e.call_id)) and block.status == "running":
+            block.show_news(progress_bar(e.progress, e.total, e.message))
+
+    async def _question_asked(self, e: ev.ElicitationAsked) -> None:
+        from deskmate.app.ui.blocks import one_line
+
+        if block := self._actions.get(e.call_id):
+            block.status = "waiting"
+            what = f"open {e.url}" if e.mode == "url" else e.message
+            block.show_news(one_line(f"asks: {what}", 60))
+
+    async def _question_answered(self, e: ev.ElicitationAnswered) -> None:
+        if block := self._actions.get(e.call_id):
+            block.status = "running"
+            said = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
+            block.show_news(f"question {said[e.action]}" + (f": {e.reason}" if e.reason
+                                                            else ""))
+
     async def _tool_finished(self, e: ev.ToolCallFinished) -> None:
         if block := self._actions.get(e.call_id):
             status = "denied" if e.call_id in self._denied else (
@@ -288,6 +309,9 @@ def _handlers() -> dict[type, Callable[[Transcript, Any], Awaitable[str | None]]
         ev.ToolCallStarted: Transcript._tool_started,
         ev.ToolApprovalNeeded: Transcript._approval_needed,
         ev.ToolApprovalDecided: Transcript._approval_decided,
+        ev.ToolProgress: Transcript._tool_progress,
+        ev.ElicitationAsked: Transcript._question_asked,
+        ev.ElicitationAnswered: Transcript._question_answered,
         ev.ToolCallFinished: Transcript._tool_finished,
         ev.FinalAnswer: Transcript._final_answer,
         ev.TurnFinished: Transcript._turn_finished,

@@ -1,0 +1,239 @@
+"""A server's question during a tool call (MCP elicitation): the modal, and its asker.
+
+``UiAsker`` runs on a hub worker thread: it posts ``QuestionAsked`` to the app and
+blocks until the modal answers, the turn is cancelled (cancel) or the question has
+waited ``timeout`` seconds (cancel). Whichever comes first settles the
+``PendingQuestion``; the modal watches it and closes itself when it was settled
+elsewhere. Form mode shows one field per property of the requested (flat) schema,
+with its defaults; URL mode shows the link's host and opens the browser only when the
+user says so.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Button, Checkbox, Footer, Input, Select, SelectionList, Static
+
+from deskmate.app.ui.approval import hidden_characters
+from deskmate.tools.hub.elicitation import (
+    Action,
+    BadAnswer,
+    ElicitAnswer,
+    ElicitField,
+    ElicitRequest,
+    check_answer,
+)
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+    from textual.widgets._input import InputType
+
+TIMEOUT_S = 300.0  # how long a question waits for the user before it is cancelled
+
+
+@dataclass
+class PendingQuestion:
+    """A server's question on its way to the user; the first ``settle`` wins."""
+
+    request: ElicitRequest
+    deadline: float  # time.monotonic() when it is cancelled unanswered
+    answer: ElicitAnswer | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def settle(self, answer: ElicitAnswer) -> bool:
+        with self._lock:
+            if self.done.is_set():
+                return False
+            self.answer = answer
+            self.done.set()
+            return True
+
+
+class QuestionAsked(Message):
+    def __init__(self, pending: PendingQuestion) -> None:
+        self.pending = pending
+        super().__init__()
+
+
+class UiAsker:
+    """``tools.hub.elicitation.Asker`` for the app (called from a hub worker thread)."""
+
+    def __init__(self, post: Callable[[Message], object], timeout: float = TIMEOUT_S) -> None:
+        self._post = post
+        self.timeout = timeout
+        self.cancel: threading.Event = threading.Event()  # the running turn's cancel
+
+    def __call__(self, request: ElicitRequest) -> ElicitAnswer:
+        pending = PendingQuestion(request, time.monotonic() + self.timeout)
+        self._post(QuestionAsked(pending))
+        while not pending.done.wait(0.1):
+            if self.cancel.is_set():
+                pending.settle(ElicitAnswer("cancel", decided_by="policy",
+                                            reason="the turn was cancelled"))
+            elif time.monotonic() > pending.deadline:
+                pending.settle(ElicitAnswer("cancel", decided_by="policy",
+                                            reason=f"no answer within {self.timeout:g} s"))
+        assert pending.answer is not None
+        return pending.answer
+
+
+class ElicitScreen(ModalScreen[ElicitAnswer]):
+    """Answer a server's question. Dismissed with the answer.
+
+    | Key | Action |
+    | :- | :- |
+    | ctrl+s | Accept (send the form, or open the link). |
+    | ctrl+d | Decline. |
+    | escape | Cancel (the server hears that the question was dismissed). |
+    """
+
+    BINDINGS = [
+        Binding("ctrl+s", "answer('accept')", "Accept", id="elicit_accept", priority=True),
+        Binding("ctrl+d", "answer('decline')", "Decline", id="elicit_decline", priority=True),
+        Binding("escape", "answer('cancel')", "Cancel", id="elicit_cancel"),
+    ]
+
+    DEFAULT_CSS = """
+    ElicitScreen #elicit { border: thick $accent; }
+    ElicitScreen #elicit-title { text-style: bold; margin-bottom: 1; }
+    ElicitScreen #elicit-fields { height: auto; max-height: 24; }
+    ElicitScreen .field-label { margin-top: 1; }
+    ElicitScreen .field-help, ElicitScreen #elicit-left { color: $text-muted; }
+    ElicitScreen #elicit-error { color: $error; text-style: bold; }
+    ElicitScreen #elicit-host { text-style: bold; color: $warning; margin: 1 0; }
+    ElicitScreen SelectionList { height: auto; max-height: 8; }
+    """
+
+    def __init__(self, pending: PendingQuestion) -> None:
+        super().__init__(classes="dialog")
+        self.pending = pending
+        self.request = pending.request
+        self._timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        where = f" during {request.tool}" if request.tool else ""
+        with Vertical(id="elicit", classes="dialog-box"):
+            yield Static(Content.assemble((request.server, "bold"), f" asks{where}"),
+                         id="elicit-title")
+            yield Static(Content(request.message), classes="dialog-text")
+            if request.mode == "url":
+                yield from self._compose_url()
+            else:
+                with VerticalScroll(id="elicit-fields"):
+                    for index, f in enumerate(request.fields):
+                        yield from _compose_field(index, f)
+            yield Static("", id="elicit-error")
+            yield Static("", id="elicit-left")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Open in browser" if request.mode == "url" else "Accept",
+                             id="accept", variant="success")
+                yield Button("Decline", id="decline", variant="error")
+                yield Button("Cancel", id="cancel")
+        yield Footer()
+
+    def _compose_url(self) -> ComposeResult:
+        url = self.request.url
+        yield Static(Content(f"Opens {self.request.host or 'an unknown host'}"), id="elicit-host")
+        yield Static(Content(url), id="elicit-url")
+        if hidden := hidden_characters(url):
+            yield Static(Content.styled("hidden characters in the link: " + "; ".join(
+                hidden[:8]), "$error"))
+
+    def on_mount(self) -> None:
+        self._timer = self.set_interval(0.2, self._watch)
+        self._watch()
+        inputs = self.query("#elicit-fields Input, #elicit-fields Checkbox")
+        (inputs.first() if inputs else self.query_one("#cancel", Button)).focus()
+
+    def _watch(self) -> None:
+        """Close when the question was settled elsewhere (turn cancelled, timed out)."""
+        if self.pending.done.is_set():
+            if self._timer is not None:
+                self._timer.stop()
+            if self.is_attached and self.app.screen is self:
+                self.dismiss(self.pending.answer)
+            return
+        left = max(0, int(self.pending.deadline - time.monotonic()))
+        self.query_one("#elicit-left", Static).update(
+            f"cancelled in {left // 60}:{left % 60:02d} without an answer")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_answer(cast(Action, event.button.id))  # the buttons' ids are actions
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_answer("accept")
+
+    def action_answer(self, action: Action) -> None:
+        answer = ElicitAnswer(action)
+        if action == "accept" and self.request.mode == "form":
+            try:
+                answer = ElicitAnswer("accept", check_answer(self.request.fields,
+                                                             self._values()))
+            except BadAnswer as exc:
+                self.query_one("#elicit-error", Static).update(Content(str(exc)))
+                self._focus_field(exc.name)
+                return
+        if action == "accept" and self.request.mode == "url":
+            self.app.open_url(self.request.url)
+        if self.pending.settle(answer):
+            self.dismiss(answer)
+
+    def _values(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for index, f in enumerate(self.request.fields):
+            widget = self.query_one(f"#field-{index}")
+            if isinstance(widget, Input | Checkbox):
+                values[f.name] = widget.value
+            elif isinstance(widget, Select):
+                values[f.name] = None if widget.is_blank() else widget.value
+            elif isinstance(widget, SelectionList):
+                values[f.name] = list(widget.selected)
+        return values
+
+    def _focus_field(self, label: str) -> None:
+        for index, f in enumerate(self.request.fields):
+            if f.label == label:
+                self.query_one(f"#field-{index}").focus()
+                return
+
+
+def _compose_field(index: int, f: ElicitField) -> ComposeResult:
+    mark = " *" if f.required else ""
+    yield Static(Content.assemble((f.label, "bold"), mark), classes="field-label")
+    if f.description:
+        yield Static(Content(f.description), classes="field-help")
+    yield _widget(f, f"field-{index}")
+
+
+def _widget(f: ElicitField, id: str) -> Widget:
+    default = f.default
+    if f.kind == "boolean":
+        return Checkbox(f.label, value=bool(default), id=id)
+    if f.kind == "enum":
+        return Select([(label, value) for value, label in f.options], id=id,
+                      value=default if isinstance(default, str) else Select.BLANK,
+                      allow_blank=not f.required or default is None)
+    if f.kind == "multi":
+        chosen = set(default) if isinstance(default, list) else set()
+        return SelectionList[str](*[(label, value, value in chosen)
+                                    for value, label in f.options], id=id)
+    kind: InputType = "integer" if f.kind == "integer" else (
+        "number" if f.kind == "number" else "text")
+    return Input("" if default is None else str(default), placeholder=f.format or f.kind,
+                 type=kind, id=id)
