@@ -189,3 +189,43 @@ def test_oauth_settings_round_trip():
     table = {"url": "https://x.example/mcp", "client_id": "abc", "client_secret_env": "X_SECRET",
              "callback_port": 8765, "client_metadata_url": "https://me.example/client.json"}
     assert server_from_table("remote", table).to_table() == table
+
+
+@pytest.mark.slow
+async def test_the_servers_screen_signs_in_with_its_key(home, monkeypatch):
+    from test_ui_support import make_app, scripted, wait_for
+
+    from deskmate.app.ui.servers import ServersScreen
+
+    monkeypatch.setenv("SSH_CONNECTION", "1 2 3 4")  # no browser: the URL is shown
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    with oauth_server() as url:
+        app = make_app(scripted(), servers=[secure(url)])
+        posted: list = []
+        async with app.run_test(size=(140, 45), message_hook=posted.append) as pilot:
+            await wait_for(pilot, lambda: app._hub_ready, 60, "the hub")
+            await pilot.press("f3")
+            status = app.screen.query_one("#server-status")
+            await wait_for(pilot, lambda: "needs-sign-in" in str(status.render()), 60,
+                           "the sign-in state")
+            await pilot.press("l")
+            await wait_for(pilot, lambda: any(isinstance(m, ServersScreen.SignInUrl)
+                                              for m in posted), 60, "the authorization URL")
+            link = next(m.url for m in posted if isinstance(m, ServersScreen.SignInUrl))
+            await headless_answer(link)  # the person approves in the browser
+            await wait_for(pilot, lambda: "secure: ready" in str(status.render()), 60,
+                           "the server, signed in")
+            assert any("Signed in" in said or "2 tools" in said for said in app.said)
+
+
+def test_claude_codes_oauth_client_is_imported_without_its_secret():
+    from deskmate.tools.hub.dialects import parse_servers
+
+    result = parse_servers({"mcpServers": {"hosted": {
+        "type": "http", "url": "https://x.example/mcp",
+        "oauth": {"clientId": "abc", "callbackPort": 8080, "clientSecret": "s3cret"}}}})
+    (server,) = result.servers
+    assert (server.client_id, server.callback_port) == ("abc", 8080)
+    assert "s3cret" not in repr(server)
+    assert any("clientSecret not imported" in w for w in result.warnings)

@@ -4,7 +4,8 @@ Accepted: Claude Desktop and Cursor (``mcpServers`` of ``command``/``args``/``en
 ``url``), Claude Code ``.mcp.json`` (``type`` stdio/http/sse), VS Code (``servers``),
 Windsurf (``serverUrl``), and Zed (``context_servers`` with a ``command`` object).
 ``envFile`` (plain KEY=VALUE lines) is read into ``env``, Claude Code's ``timeout``
-(milliseconds) becomes ``call_timeout``; other keys are reported as warnings and otherwise
+(milliseconds) becomes ``call_timeout`` and its ``oauth`` (``clientId``, ``callbackPort``)
+a pre-registered client; other keys are reported as warnings and otherwise
 ignored. ``${VAR}`` references are kept and expanded when the server starts.
 """
 
@@ -118,8 +119,10 @@ def _one(name: str, entry: dict[str, Any], warnings: list[str],
         table["cwd"] = str(entry["cwd"])
     if entry.get("disabled") is True or entry.get("enabled") is False:
         table["enabled"] = False
+    if isinstance(entry.get("oauth"), dict):
+        table.update(_oauth(name, entry["oauth"], warnings))
     used = {"command", "args", "url", "serverUrl", "type", "transport", "env", "headers", "cwd",
-            "disabled", "enabled", "envFile", "timeout"}
+            "disabled", "enabled", "envFile", "timeout", "oauth"}
     for key in entry:
         if key in _NOT_IMPORTED:
             warnings.append(f"{name}: {key} not imported: {_NOT_IMPORTED[key]}")
@@ -132,6 +135,19 @@ def _one(name: str, entry: dict[str, Any], warnings: list[str],
         except ServerConfigError as exc:
             warnings.append(f"{name}: {exc} — set it before deskmate starts this server")
     return server_from_table(name, table)
+
+
+def _oauth(name: str, oauth: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """Claude Code's ``oauth`` object (a pre-registered client) as our keys."""
+    table: dict[str, Any] = {}
+    if isinstance(oauth.get("clientId"), str):
+        table["client_id"] = oauth["clientId"]
+    if isinstance(oauth.get("callbackPort"), int):
+        table["callback_port"] = oauth["callbackPort"]
+    if "clientSecret" in oauth:
+        warnings.append(f"{name}: oauth.clientSecret not imported: put the secret in an "
+                        "environment variable and name it in client_secret_env")
+    return table
 
 
 def _env_file(name: str, path_text: str, base_dir: Path, warnings: list[str]) -> dict[str, str]:
