@@ -296,3 +296,43 @@ def test_mentions_and_completion():
     assert suggest("/changing:r", known) == "eview"
     assert suggest("say /changing:r", known) == ""  # a prompt command is the whole message
     assert suggest("plain words", known) == ""
+
+
+# ---------------------------------------------------------------- deskmate run
+
+
+@pytest.fixture
+def run_with_changing(home, tmp_path, monkeypatch):
+    """`deskmate run` (in process) over the changing server, on a scripted model whose
+    messages the test reads."""
+    import json
+    import sys
+
+    from click.testing import CliRunner
+    from conftest import TEST_SERVERS
+
+    from deskmate.app.cli import main
+
+    servers = tmp_path / ".mcp.json"
+    servers.write_text(json.dumps({"mcpServers": {"changing": {
+        "type": "stdio", "command": sys.executable,
+        "args": [str(TEST_SERVERS / "changing.py")]}}}))
+    model = ScriptedModel(["Done."])
+    monkeypatch.setattr("deskmate.app.cli.run.load_model", lambda env, spec: model)
+
+    def run(task: str):
+        result = CliRunner().invoke(main, ["run", "--mode", "eager", "--mcp-config",
+                                           str(servers), task])
+        return result, model
+
+    return run
+
+
+@pytest.mark.slow
+def test_deskmate_run_takes_a_prompt_command(run_with_changing):
+    result, model = run_with_changing("/changing:review path=cli.py")
+    assert result.exit_code == 0, result.output
+    assert model.calls[0][-1].content == "Review the file cli.py. Keep the review short."
+    result, model = run_with_changing("/changing:review")
+    assert result.exit_code != 0
+    assert "/changing:review needs path=…" in result.output

@@ -63,7 +63,9 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
     Standard output gets the answer only (or the --json object); the agent's work is
     shown on standard error while that is a terminal."""
     from deskmate.app.agent import events as ev
+    from deskmate.app.cli.questions import TerminalAsker
     from deskmate.app.services.conversation import Conversation
+    from deskmate.app.services.mcp_input import InputError
     from deskmate.app.toolspace import mcp_log_dir, oauth_setup
     from deskmate.tools.hub import Hub
     from deskmate.tools.sandbox import SandboxError
@@ -73,12 +75,16 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
         env.use_servers_file(mcp_config)
     servers = [s for s in env.config.mcp.servers.values() if s.enabled]
     interactive = sys.stdin.isatty() and not as_json and task != ("-",)
+    cancel = threading.Event()
+    # Servers' questions are asked on the terminal; with no one there, they are declined.
+    asker = TerminalAsker(cancel, sys.stdin) if interactive else None
     # No KV state kept: saving it prunes the others, the one a TUI session may resume.
     # The config admits only the modes there are (``choices``), as --mode does.
     conversation = Conversation(env.config, _ask if interactive else None,
                                 mode=mode or cast("Mode", env.config.agent.mode),
                                 record=not no_record, yes=yes, yes_all=yes_all,
-                                max_steps=max_steps, max_tokens=max_tokens, keep_kv_state=False)
+                                max_steps=max_steps, max_tokens=max_tokens, keep_kv_state=False,
+                                asker=asker)
     if conversation.mode == "code":
         require_isolation("run", allow_unisolated)
     llm = load_model(env, model)
@@ -94,7 +100,6 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
         except SandboxError as exc:
             fail(f"the Python sandbox could not start: {exc}\n"
                  "(code mode runs the model's code in it; --mode eager does not need it)")
-        cancel = threading.Event()
         answer, finished = "", None
         trace = Trace(trace_level(as_json, is_terminal(sys.stderr)))
         # Ctrl-C cancels the turn at once (the running cell, tool call or model call
@@ -110,6 +115,8 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
                     finished = event
         except KeyboardInterrupt:
             fail("interrupted", EXIT_INTERRUPTED)
+        except InputError as exc:  # a /server:prompt that cannot be used
+            fail(str(exc))
         finally:
             signal.signal(signal.SIGINT, previous)
             conversation.close()
@@ -181,6 +188,9 @@ class Trace:
 
         if isinstance(event, ev.AgentError):
             _err(click.style(f"error: {event.message}", fg="red"))
+        elif isinstance(event, ev.ElicitationAnswered) and event.decided_by != "user":
+            _err(click.style(f"warning: a server's question was answered {event.action}: "
+                             f"{event.reason}", fg="yellow"))
         elif isinstance(event, ev.ToolCallFinished) and self.level != "errors":
             mark = click.style("✗", fg="red") if event.is_error else click.style("✓", fg="green")
             _err(f"  {mark} {event.server}.{event.tool} ({event.duration_s:.2f} s)")
@@ -200,6 +210,11 @@ class Trace:
             _err("")
         elif isinstance(event, ev.Observation):
             _err(click.style(event.content, fg="cyan"))
+        elif isinstance(event, ev.ToolProgress):
+            from deskmate.tools.hub.calls import Progress
+
+            news = Progress(event.progress, event.total, event.message)
+            _err(click.style(f"  … {news.bar()}", dim=True))
         elif isinstance(event, ev.TurnFinished):
             _err("")  # a blank line between the trace and the answer
 

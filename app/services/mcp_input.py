@@ -21,6 +21,7 @@ from deskmate.tools.hub.published import (
     ResourceSpec,
     TemplateSpec,
 )
+from deskmate.tools.hub.results import ToolCallError
 from deskmate.tools.suggest import did_you_mean
 
 RESOURCE_CHARS = 8000  # of one attached resource; the rest is cut, and the cut said
@@ -129,7 +130,10 @@ def expand(text: str, hub: Reads, servers: Iterable[str]) -> str:
         if call.missing:
             raise InputError(f"/{call.spec.server}:{call.spec.name} needs "
                              + ", ".join(f"{m}=…" for m in call.missing))
-        text = hub.get_prompt(call.spec.server, call.spec.name, call.arguments).text
+        try:
+            text = hub.get_prompt(call.spec.server, call.spec.name, call.arguments).text
+        except ToolCallError as exc:  # the server refused or is gone: said before the turn
+            raise InputError(str(exc)) from exc
     attached = [_attachment(hub, server, uri) for server, uri in mentions(text, servers)]
     return "\n\n".join([text, *attached])
 
