@@ -116,7 +116,7 @@ async def test_the_agent_config_sets_the_chat_agents_limits(home):
 
 @pytest.mark.parametrize("cap, shown, weak", [
     (None, None, False),  # the strongest level this machine gives
-    ("rlimits", "sandbox: rlimits (network, home visible)", True)])
+    ("rlimits", "sandbox: rlimits (network, home visible; each cell asks)", True)])
 async def test_the_status_line_shows_the_sandbox_isolation(home, monkeypatch, cap, shown, weak):
     from textual.widgets import Static
 

@@ -303,9 +303,9 @@ class ChatView(ReportsWorkers, Vertical):
             return
         reach = [what for what, open_ in (("network", isolation.network),
                                           ("home visible", isolation.home_visible)) if open_]
-        if gate := self.conversation.cell_gate.status(isolation):
-            reach.insert(0, gate)
-        label.update(f"sandbox: {isolation.level}" + (f" ({', '.join(reach)})" if reach else ""))
+        said = "; ".join(filter(None, [", ".join(reach),
+                                       self.conversation.cell_gate.status(isolation)]))
+        label.update(f"sandbox: {isolation.level}" + (f" ({said})" if said else ""))
         label.set_class(bool(reach), "-weak")
         label.tooltip = isolation.details
 

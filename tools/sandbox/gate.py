@@ -81,8 +81,8 @@ class CellGate:
         if isolation.level != "rlimits":
             return ""
         if self.allowed_for_session or allowed_by_flag():
-            return "no isolation, cells run unasked"
-        return "no isolation, each cell asks"
+            return "cells run unasked"
+        return "each cell asks"
 
     def new_session(self) -> None:
         self.allowed_for_session = False
