@@ -37,17 +37,6 @@ def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def progress_bar(progress: float, total: float | None, message: str = "",
-                 cells: int = 10) -> str:
-    """``▰▰▰▱▱▱▱▱▱▱ 3/10 message``, or ``3 message`` when the total is unknown."""
-    if total and total > 0:
-        filled = round(cells * max(0.0, min(1.0, progress / total)))
-        text = f"{'▰' * filled}{'▱' * (cells - filled)} {progress:g}/{total:g}"
-    else:
-        text = f"{progress:g}"
-    return one_line(f"{text} {message}".strip(), PREVIEW_CHARS)
-
-
 def short_args(arguments: dict[str, Any], limit: int = 48) -> str:
     return one_line(", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}"
                               for k, v in arguments.items()), limit)

@@ -229,10 +229,11 @@ class Transcript(VerticalScroll):
             block.status = "running"
 
     async def _tool_progress(self, e: ev.ToolProgress) -> None:
-        from deskmate.app.ui.blocks import progress_bar
+        from deskmate.app.ui.blocks import one_line
+        from deskmate.tools.hub.calls import Progress
 
         if (block := self._actions.get(e.call_id)) and block.status == "running":
-            block.show_news(progress_bar(e.progress, e.total, e.message))
+            block.show_news(one_line(Progress(e.progress, e.total, e.message).bar()))
 
     async def _question_asked(self, e: ev.ElicitationAsked) -> None:
         from deskmate.app.ui.blocks import one_line

@@ -31,6 +31,16 @@ class Progress:
             return None
         return max(0.0, min(1.0, self.progress / self.total))
 
+    def bar(self, cells: int = 10) -> str:
+        """``▰▰▰▱▱▱▱▱▱▱ 3/10 message``, or ``3 message`` when the total is unknown."""
+        fraction = self.fraction
+        if fraction is None or self.total is None:
+            text = f"{self.progress:g}"
+        else:
+            filled = round(cells * fraction)
+            text = f"{'▰' * filled}{'▱' * (cells - filled)} {self.progress:g}/{self.total:g}"
+        return f"{text} {self.message}".strip()
+
 
 @dataclass(frozen=True)
 class CallHooks:
