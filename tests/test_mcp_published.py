@@ -124,6 +124,9 @@ def test_list_changed_relists_the_tools(tmp_path):
         assert hub.call("changing", "sprout").value() == "I am sprout"
         hub.call("changing", "shrink", {"name": "sprout"})
         wait_until(lambda: all(t.name != "sprout" for t in hub.tools()))
+        hub.call("changing", "jot", {"name": "later", "text": "Water the plants."})
+        wait_until(lambda: "notes://later" in hub.state("changing").resources)
+        assert hub.read_resource("notes://later").text == "Water the plants."
 
 
 @pytest.mark.slow

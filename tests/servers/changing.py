@@ -2,7 +2,8 @@
 `changing.py stdio | http PORT`.
 
 - Tools whose list changes: ``grow(name)`` adds a tool ``name`` (it answers its own name)
-  and sends ``notifications/tools/list_changed``; ``shrink(name)`` removes one again.
+  and sends ``notifications/tools/list_changed``; ``shrink(name)`` removes one again;
+  ``jot(name, text)`` adds a resource and sends the resources' list_changed.
 - Typed tools with output schemas: ``stat`` (an object), ``count`` (an int, wrapped as
   ``{"result": …}``), ``liar`` (declares an object but returns content that breaks it).
 - A resource ``notes://today``, a binary one ``notes://logo.png``, a template
@@ -15,6 +16,7 @@ import sys
 from typing import TypedDict
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resources import TextResource
 from mcp.types import CallToolResult, TextContent
 
 server = MCPServer("changing", instructions="Notes and file facts for the deskmate tests.")
@@ -67,6 +69,15 @@ async def shrink(name: str, ctx: Context) -> str:
     server.remove_tool(name)
     await ctx.session.send_tool_list_changed()
     return f"removed {name}"
+
+
+@server.tool()
+async def jot(name: str, text: str, ctx: Context) -> str:
+    """Add a resource ``notes://NAME`` holding ``text`` and tell the client."""
+    server.add_resource(TextResource(uri=f"notes://{name}", name=name, text=text,
+                                     mime_type="text/plain"))
+    await ctx.session.send_resource_list_changed()
+    return f"noted notes://{name}"
 
 
 @server.resource("notes://today", name="today", description="Today's notes",
