@@ -73,6 +73,8 @@ class Connection:
         self.stop = asyncio.Event()
         self.lost = asyncio.Event()  # the server's output ended: its process exited
         self._relists: set[asyncio.Task[None]] = set()  # re-listings after list_changed
+        # One at a time: each starts from the state the one before it left.
+        self._relist_lock = asyncio.Lock()
         self.last_stream_error = ""
         # Client info, elicitation and roots for the session; the calls in flight.
         self.callbacks = ClientCallbacks(config)
@@ -265,18 +267,19 @@ class Connection:
         task.add_done_callback(self._relists.discard)
 
     async def _relist(self, kind: Kind) -> None:
-        session = self.session
-        if session is None:
-            return
-        state = self.state
-        published = Published(state.tools, state.prompt_specs, state.resource_specs,
-                              state.templates)
-        try:
-            published = await relist(session, self.config.name, kind, published)
-        except Exception:  # a server that broke meanwhile: its next call tells
-            return
-        if self.session is session:
-            self.set(**_published_state(published))
+        async with self._relist_lock:
+            session = self.session
+            if session is None:
+                return
+            state = self.state
+            published = Published(state.tools, state.prompt_specs, state.resource_specs,
+                                  state.templates)
+            try:
+                published = await relist(session, self.config.name, kind, published)
+            except Exception:  # a server that broke meanwhile: its next call tells
+                return
+            if self.session is session:
+                self.set(**_published_state(published))
 
     # ---------------------------------------------------------------- diagnostics
 
