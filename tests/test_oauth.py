@@ -18,7 +18,13 @@ from contextlib import contextmanager
 import pytest
 from conftest import TEST_SERVERS, deskmate
 
-from deskmate.tools.hub import Hub, ServerConfig, ServerConfigError, server_from_table
+from deskmate.tools.hub import (
+    Hub,
+    ServerConfig,
+    ServerConfigError,
+    ServerUnavailable,
+    server_from_table,
+)
 from deskmate.tools.hub.oauth import OAuthSetup, headless_answer
 from deskmate.tools.hub.tokens import FileTokenStorage
 
@@ -30,12 +36,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def oauth_server(token_seconds: int = 3600, env: dict[str, str] | None = None
-                 ) -> Iterator[str]:
+def oauth_server(token_seconds: int = 3600, env: dict[str, str] | None = None,
+                 refresh: bool = True) -> Iterator[str]:
     """Start tests/servers/oauth_server.py; yield its MCP URL."""
     port = free_port()
     proc = subprocess.Popen([sys.executable, str(TEST_SERVERS / "oauth_server.py"), str(port),
-                             str(token_seconds)], stdout=subprocess.DEVNULL,
+                             str(token_seconds), *([] if refresh else ["norefresh"])],
+                            stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})
     try:
         deadline = time.monotonic() + 60
@@ -89,6 +96,23 @@ def test_the_whole_chain_and_refresh_across_restarts(tmp_path):
             stats = hub.call("secure", "auth_stats").value()
             assert stats["refreshes"] == 2 and stats["authorizations"] == 1
             assert stats["registrations"] == 1
+
+
+@pytest.mark.slow
+def test_a_refused_refresh_asks_to_sign_in_again_and_keeps_the_registration(tmp_path):
+    with oauth_server(token_seconds=2, refresh=False) as url, Hub(
+            [secure(url, call_timeout=20)], tmp_path / "logs",
+            oauth=OAuthSetup(tmp_path / "tokens")) as hub:
+        assert hub.sign_in("secure", headless_answer).status == "ready"
+        time.sleep(3)  # expired, and the server refuses the refresh token
+        with pytest.raises(ServerUnavailable, match="deskmate mcp login secure"):
+            hub.call("secure", "echo", {"text": "hi"})
+        assert hub.state("secure").status == "needs-sign-in"
+
+        # Signing in again reuses the registration (its redirect port is free again).
+        assert hub.sign_in("secure", headless_answer).status == "ready"
+        stats = hub.call("secure", "auth_stats").value()
+        assert stats["registrations"] == 1 and stats["authorizations"] == 2
 
 
 @pytest.mark.slow

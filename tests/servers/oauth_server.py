@@ -1,10 +1,12 @@
-"""A real OAuth-protected MCP server (mcp SDK) for tests: `oauth_server.py PORT [SECONDS]`.
+"""A real OAuth-protected MCP server (mcp SDK) for tests:
+`oauth_server.py PORT [SECONDS [norefresh]]`.
 
 One process is both the authorization server (metadata discovery, dynamic client
 registration, authorize with PKCE, token, refresh) and the resource server (streamable
 HTTP at /mcp, which answers 401 without a valid bearer token). The authorize step
 approves at once and redirects to the client's redirect URI, so a client can follow it
-without a browser. Access tokens last SECONDS (default 3600), so a test can see a refresh.
+without a browser. Access tokens last SECONDS (default 3600), so a test can see a refresh;
+with ``norefresh`` no refresh token is ever accepted (as after a revocation).
 ``OAUTH_PREREGISTERED=ID:SECRET:REDIRECT_URI`` adds a client registered beforehand.
 
 Tools: echo, and auth_stats: how many registrations, authorizations, token exchanges and
@@ -30,6 +32,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 PORT = int(sys.argv[1])
 TOKEN_SECONDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3600
+REFRESH = sys.argv[3:4] != ["norefresh"]
 BASE = f"http://127.0.0.1:{PORT}"
 
 
@@ -78,7 +81,7 @@ class ApprovingProvider:
 
     async def load_refresh_token(self, client: OAuthClientInformationFull,
                                  refresh_token: str) -> RefreshToken | None:
-        return self.refresh.get(refresh_token)
+        return self.refresh.get(refresh_token) if REFRESH else None
 
     async def exchange_refresh_token(self, client: OAuthClientInformationFull,
                                      refresh_token: RefreshToken,

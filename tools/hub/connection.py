@@ -143,6 +143,17 @@ class Connection:
         await self.shutdown()
         self.set(status="failed", error=self._explain(what))
 
+    async def lost_sign_in(self) -> bool:
+        """Whether this run's sign-in ran out (a refresh was refused): then the server is
+        stopped and its state says to sign in again."""
+        if self.auth is None or not self.auth.sign_in_required:
+            return False
+        from deskmate.tools.hub.oauth import sign_in_hint
+
+        await self.shutdown()
+        self.set(status="needs-sign-in", error=sign_in_hint(self.config.name))
+        return True
+
     async def _run(self) -> None:
         started = time.perf_counter()
         try:
