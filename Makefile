@@ -38,6 +38,7 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 	touch $@ $(VENV)/.installed-run
 
 run: $(VENV)/.installed-run
+	@$(VENV)/bin/deskmate sandbox hint
 	$(VENV)/bin/deskmate
 
 # pytest exits 5 when a selection holds no test: not a failure of the suite.

@@ -43,8 +43,11 @@ def test_the_app_answers_in_a_real_terminal(home, tiny_model_path):
         "temperature": 0.0, "seed": 0}}))
     assert shutil_which("tmux"), "this test needs tmux (apt-get install tmux)"
     tmux = Tmux()
-    command = (f"cd {ROOT} && env DESKMATE_HOME={home} TERM=xterm-256color "
-               f"{sys.executable} -m deskmate.app")
+    # The pane's size, also in COLUMNS/LINES: under pytest the pane's shell was handed
+    # COLUMNS=80 LINES=24, which Textual prefers to the pane's 120x40; the status line
+    # then cut "ready" off whenever the sandbox label was long (as at unshare).
+    command = (f"cd {ROOT} && env DESKMATE_HOME={home} TERM=xterm-256color COLUMNS=120 "
+               f"LINES=40 {sys.executable} -m deskmate.app")
     tmux.run("new-session", "-d", "-s", "app", "-x", "120", "-y", "40", command)
     try:
         tmux.wait_for(lambda s: "ready" in s, 120, "the model and the agent")

@@ -87,6 +87,7 @@ def exec_cmd(source: TextIO, as_json: bool = False, timeout: float | None = None
 def info_cmd(as_json: bool = False) -> None:
     """The isolation the sandbox gets on this machine."""
     from deskmate.tools.sandbox import detect_isolation
+    from deskmate.tools.sandbox.isolation import install_hint
 
     isolation = detect_isolation()
     if as_json:
@@ -96,3 +97,15 @@ def info_cmd(as_json: bool = False) -> None:
     click.echo(f"network: {'reachable' if isolation.network else 'none'}")
     click.echo(f"home directory: {'visible' if isolation.home_visible else 'hidden'}")
     click.echo(f"details: {isolation.details}")
+    if hint := install_hint():
+        click.echo(f"better: {hint}")
+
+
+@sandbox.command("hint")
+def hint_cmd() -> None:
+    """One line when installing a package would give the sandbox a better level (make
+    run prints it before the app starts); nothing otherwise."""
+    from deskmate.tools.sandbox.isolation import install_hint
+
+    if hint := install_hint():
+        click.echo(f"deskmate: {hint}", err=True)

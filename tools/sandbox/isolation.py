@@ -234,6 +234,18 @@ def plan() -> Plan:
     return _plan_for(cap if cap in LEVELS else LEVELS[0])
 
 
+def install_hint() -> str | None:
+    """What one package install would improve here (None: nothing would): bubblewrap,
+    where it is missing and the level in force is below it."""
+    level = plan().isolation.level
+    if level == "bwrap" or sys.platform != "linux" or shutil.which("bwrap"):
+        return None
+    now = ("deskmate's own jail" if level == "unshare" else
+           "no isolation, so each cell of the model's code needs your approval")
+    return (f"the code sandbox runs at level {level} ({now}); `sudo apt install "
+            "bubblewrap` gives it bubblewrap's jail (level bwrap)")
+
+
 def detect_isolation() -> Isolation:
     """The strongest isolation that works here (probed once per process)."""
     return plan().isolation
