@@ -17,6 +17,7 @@ from deskmate.tools.hub.elicitation import (
     BadAnswer,
     ElicitAnswer,
     ElicitRequest,
+    LinkRefused,
     UnsupportedForm,
     check_answer,
     decline,
@@ -114,6 +115,25 @@ def test_url_mode_asks_with_the_host(hub):
     (request,) = asker.asked
     assert request.mode == "url" and request.host == "login.example.com"
     assert request.url == "https://login.example.com/consent?x=1" and request.elicitation_id
+
+
+def test_a_link_required_first_is_asked_then_the_call_runs_again(hub):
+    # errorPath: the call first fails with -32042 naming a link to open; once the user
+    # accepted it, the same call runs again (and then asks its own question).
+    asker = Recording(ElicitAnswer("accept"))
+    result = hub.call("everything", "trigger-url-elicitation",
+                      {"url": "https://example.com/a", "errorPath": True},
+                      hooks=CallHooks(asker=asker))
+    assert raw(result)["action"] == "accept"
+    assert [r.url for r in asker.asked] == ["https://modelcontextprotocol.io",
+                                            "https://example.com/a"]
+
+
+def test_a_link_required_first_and_refused_is_a_clear_error(hub):
+    with pytest.raises(LinkRefused, match=r"needs the user to open https://modelcontext"
+                                          r"protocol\.io first .*did not \(decline"):
+        hub.call("everything", "trigger-url-elicitation",
+                 {"url": "https://example.com/b", "errorPath": True})
 
 
 def test_the_call_timeout_stops_while_a_person_answers(hub):

@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deskmate.tools.hub.calls import ActiveCall
-from deskmate.tools.hub.elicitation import Asker, UnsupportedForm, decline, from_params
+from deskmate.tools.hub.elicitation import (
+    Asker,
+    ElicitAnswer,
+    ElicitRequest,
+    UnsupportedForm,
+    decline,
+    from_params,
+)
 from deskmate.tools.hub.servers import ServerConfig, expand
 
 if TYPE_CHECKING:
@@ -62,19 +69,39 @@ class ClientCallbacks:
             request = from_params(self.config.name, params, call.tool if call else "")
         except UnsupportedForm as exc:
             return types.ErrorData(code=types.INVALID_PARAMS, message=str(exc))
+        answer = await self.ask(request, call)
+        content: dict[str, str | int | float | bool | list[str] | None] | None = None
+        if answer.action == "accept" and request.mode == "form":
+            content = dict(answer.content)
+        return types.ElicitResult(action=answer.action, content=content)
+
+    async def ask(self, request: ElicitRequest, call: ActiveCall | None) -> ElicitAnswer:
+        """``call``'s asker (else the hub's) answers on a worker thread; the clocks of
+        the calls in flight stand still meanwhile."""
         asker = (call.hooks.asker if call is not None else None) or self.asker
         paused = list(self.calls)
         for active in paused:
             active.clock.pause()
         try:
-            answer = await asyncio.to_thread(asker, request)
+            return await asyncio.to_thread(asker, request)
         finally:
             for active in paused:
                 active.clock.resume()
-        content: dict[str, str | int | float | bool | list[str] | None] | None = None
-        if answer.action == "accept" and request.mode == "form":
-            content = dict(answer.content)
-        return types.ElicitResult(action=answer.action, content=content)
+
+    def required_links(self, exc: BaseException, tool: str) -> list[ElicitRequest]:
+        """The links a call's -32042 error (URL elicitation required) asks the user to
+        open before the call can run; [] for any other error."""
+        from mcp import types
+        from mcp.shared.exceptions import MCPError
+        from pydantic import ValidationError
+
+        if not isinstance(exc, MCPError) or exc.code != types.URL_ELICITATION_REQUIRED:
+            return []
+        try:
+            data = types.ElicitationRequiredErrorData.model_validate(exc.error.data or {})
+        except ValidationError:
+            return []
+        return [from_params(self.config.name, params, tool) for params in data.elicitations]
 
     async def list_roots(self, context: ClientRequestContext
                          ) -> types.ListRootsResult | types.ErrorData:

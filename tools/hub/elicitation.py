@@ -22,6 +22,7 @@ from datetime import date
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+from deskmate.tools.hub.results import ToolCallError
 from deskmate.tools.policy import DecidedBy
 
 Action = Literal["accept", "decline", "cancel"]
@@ -33,6 +34,10 @@ _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 class UnsupportedForm(ValueError):
     """The requested schema is not a flat form deskmate can show."""
+
+
+class LinkRefused(ToolCallError):
+    """A call that needs the user to open a link first, and they did not."""
 
 
 class BadAnswer(ValueError):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from deskmate.tools.hub.calls import ActiveCall, CallClock, CallHooks, Progress
 from deskmate.tools.hub.connection import Connection, ServerState, describe_exception
-from deskmate.tools.hub.elicitation import Asker, decline
+from deskmate.tools.hub.elicitation import Asker, LinkRefused, decline
 from deskmate.tools.hub.published import (
     PromptSpec,
     PromptText,
@@ -46,7 +46,9 @@ if TYPE_CHECKING:
 from deskmate.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
+    from mcp import ClientSession
     from mcp.shared.dispatcher import ProgressFnT
+    from mcp.types import CallToolResult
 
 _T = TypeVar("_T")
 
@@ -212,12 +214,10 @@ class Hub:
         started = time.perf_counter()
         call = ActiveCall(tool, hooks, CallClock(timeout))
         try:
-            result = await self._watched(conn, call, session.call_tool(
-                tool, arguments, read_timeout_seconds=math.inf,
-                progress_callback=self._progress(call)))
+            result = await self._call_asking(conn, call, session, arguments)
         except TimeoutError:
             raise ToolTimeout(f"{name}.{tool} did not answer within {timeout:g} s") from None
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, LinkRefused):
             raise
         except Exception as exc:
             if (refused := schema_mismatch(name, tool, exc)) is not None:
@@ -233,6 +233,30 @@ class Hub:
                 raise ToolTimeout(f"{name}.{tool} did not answer within {timeout:g} s") from exc
             raise ServerUnavailable(f"{name}.{tool} failed: {describe_exception(exc)}") from exc
         return from_mcp(name, tool, result, time.perf_counter() - started)
+
+    async def _call_asking(self, conn: Connection, call: ActiveCall, session: ClientSession,
+                           arguments: dict[str, Any]) -> CallToolResult:
+        """The call; when the server first needs the user to open a link (a -32042
+        error: URL elicitation required), ask, and on accept call once more."""
+        def attempt() -> Awaitable[CallToolResult]:
+            return self._watched(conn, call, session.call_tool(
+                call.tool, arguments, read_timeout_seconds=math.inf,
+                progress_callback=self._progress(call)))
+
+        try:
+            return await attempt()
+        except Exception as exc:
+            links = conn.callbacks.required_links(exc, call.tool)
+            if not links:
+                raise
+            for link in links:
+                answer = await conn.callbacks.ask(link, call)
+                if answer.action != "accept":
+                    raise LinkRefused(
+                        f"{conn.config.name}.{call.tool} needs the user to open {link.url} "
+                        f"first ({link.message}); the user did not ({answer.action}"
+                        + (f": {answer.reason}" if answer.reason else "") + ")") from exc
+            return await attempt()
 
     @staticmethod
     async def _watched(conn: Connection, call: ActiveCall, request: Awaitable[_T]) -> _T:
