@@ -12,7 +12,8 @@ from test_hub_callbacks import Recording, everything
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.factory import build_agent
 from deskmate.app.agent.scripted import ScriptedModel
-from deskmate.app.store import Recorder
+from deskmate.app.store import Recorder, get_session
+from deskmate.app.store.export import session_markdown
 from deskmate.tools.hub import Hub
 from deskmate.tools.hub.elicitation import ElicitAnswer
 from deskmate.tools.policy import Policy
@@ -64,6 +65,15 @@ def test_an_answered_question_is_two_events_and_recorded(hub, db):
                      "FROM elicitations").fetchone()
     assert tuple(row) == (started.call_id, "everything", "trigger-elicitation-request", "form",
                           "accept", '{"name": "Ada"}', "user")
+    # The session shows it, as it shows approvals: `sessions show` and the export.
+    [question] = get_session(db, recorder.session_id).questions
+    assert (question.action, question.content, question.decided_by) == (
+        "accept", {"name": "Ada"}, "user")
+    assert question.requested["required"] == ["name"]
+    text = session_markdown(get_session(db, recorder.session_id))
+    assert "## Questions from servers" in text
+    assert '| everything.trigger-elicitation-request | Please provide inputs' in text
+    assert 'accept: {"name": "Ada"} | user |' in text
 
 
 def test_without_an_asker_questions_are_declined(hub):

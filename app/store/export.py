@@ -133,4 +133,15 @@ def session_markdown(detail: SessionDetail) -> str:
             lines.append(f"| {c.server}.{c.tool} | {c.approval or ''} | {c.decided_by or ''} "
                          f"| {error} | {seconds} |")
         lines.append("")
+    if detail.questions:
+        lines += ["## Questions from servers", "", "| server.tool | asked | answer | by |",
+                  "|---|---|---|---|"]
+        for q in detail.questions:
+            asked = " ".join(q.message.split()) + (f" (open {q.requested})" if q.mode == "url"
+                                                   else "")
+            answer = (q.action or "unanswered") + (
+                f": {json.dumps(q.content, ensure_ascii=False)}" if q.content else "")
+            lines.append(f"| {q.server}.{q.tool} | {asked.replace('|', '∣')} "
+                         f"| {answer.replace('|', '∣')} | {q.decided_by or ''} |")
+        lines.append("")
     return "\n".join(lines) + "\n"

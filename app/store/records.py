@@ -117,6 +117,23 @@ class FeedbackRecord:
 
 
 @dataclass(frozen=True)
+class QuestionRecord:
+    """A question a server asked during a tool call (MCP elicitation), and its answer."""
+
+    call_id: str
+    turn: int | None
+    server: str
+    tool: str
+    mode: str  # form, url
+    message: str
+    requested: Any  # form: the JSON Schema asked for; url: the link
+    action: str | None  # accept, decline, cancel; None: never answered
+    content: dict[str, Any] | None  # an accepted form's values
+    decided_by: str | None  # user, policy
+    reason: str | None  # why, when no person answered
+
+
+@dataclass(frozen=True)
 class SessionDetail:
     """Everything recorded about one session."""
 
@@ -128,6 +145,7 @@ class SessionDetail:
     usage: tuple[UsageRecord, ...]
     errors: tuple[ErrorRecord, ...]
     feedback: tuple[FeedbackRecord, ...]
+    questions: tuple[QuestionRecord, ...] = ()
 
 
 @dataclass(frozen=True)

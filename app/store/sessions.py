@@ -17,6 +17,7 @@ from deskmate.app.store.records import (
     ErrorRecord,
     FeedbackRecord,
     MessageRecord,
+    QuestionRecord,
     RecordedCall,
     ResumedSession,
     SessionDetail,
@@ -114,9 +115,16 @@ def get_session(db: Database, session_id: str) -> SessionDetail:
     feedback = [FeedbackRecord(*r) for r in db.execute(
         "SELECT turn, rating, comment, created_at FROM feedback WHERE session_id = ? "
         "ORDER BY turn", sid)]
+    questions = [QuestionRecord(call_id, turn, server, tool, mode, message,
+                                requested if mode == "url" else _loads(requested), action,
+                                _loads(content), decided_by, reason)
+                 for (call_id, turn, server, tool, mode, message, requested, action, content,
+                      decided_by, reason) in db.execute(
+        "SELECT call_id, turn, server, tool, mode, message, requested, action, content, "
+        "decided_by, reason FROM elicitations WHERE session_id = ? ORDER BY id", sid)]
     return SessionDetail(summary, tuple(load_messages(db, summary.id)), tuple(turns),
                          tuple(steps), tuple(calls), tuple(usage), tuple(errors),
-                         tuple(feedback))
+                         tuple(feedback), tuple(questions))
 
 
 def kv_state_path(session_id: str) -> Path:
