@@ -37,12 +37,13 @@ def free_port() -> int:
 
 @contextmanager
 def oauth_server(token_seconds: int = 3600, env: dict[str, str] | None = None,
-                 refresh: bool = True) -> Iterator[str]:
+                 refresh: bool = True, sse: bool = False) -> Iterator[str]:
     """Start tests/servers/oauth_server.py; yield its MCP URL."""
     port = free_port()
+    options = ["--seconds", str(token_seconds), *([] if refresh else ["--no-refresh"]),
+               *(["--sse"] if sse else [])]
     proc = subprocess.Popen([sys.executable, str(TEST_SERVERS / "oauth_server.py"), str(port),
-                             str(token_seconds), *([] if refresh else ["norefresh"])],
-                            stdout=subprocess.DEVNULL,
+                             *options], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})
     try:
         deadline = time.monotonic() + 60
@@ -52,14 +53,15 @@ def oauth_server(token_seconds: int = 3600, env: dict[str, str] | None = None,
                     break
             assert time.monotonic() < deadline, "the OAuth test server did not start"
             time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/{'sse' if sse else 'mcp'}"
     finally:
         proc.terminate()
         proc.wait(timeout=10)
 
 
 def secure(url: str, **options) -> ServerConfig:
-    return ServerConfig("secure", transport="http", url=url, startup_timeout=60, **options)
+    options.setdefault("transport", "http")
+    return ServerConfig("secure", url=url, startup_timeout=60, **options)
 
 
 @pytest.mark.slow
@@ -96,6 +98,17 @@ def test_the_whole_chain_and_refresh_across_restarts(tmp_path):
             stats = hub.call("secure", "auth_stats").value()
             assert stats["refreshes"] == 2 and stats["authorizations"] == 1
             assert stats["registrations"] == 1
+
+
+@pytest.mark.slow
+def test_an_sse_server_signs_in_too(tmp_path):
+    with oauth_server(sse=True) as url, Hub(
+            [secure(url, transport="sse")], tmp_path / "logs",
+            oauth=OAuthSetup(tmp_path / "tokens")) as hub:
+        assert hub.start()[0].status == "needs-sign-in"
+        state = hub.sign_in("secure", headless_answer)
+        assert state.status == "ready", state.error
+        assert hub.call("secure", "echo", {"text": "hi"}).value() == "hi"
 
 
 @pytest.mark.slow

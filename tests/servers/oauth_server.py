@@ -1,21 +1,21 @@
 """A real OAuth-protected MCP server (mcp SDK) for tests:
-`oauth_server.py PORT [SECONDS [norefresh]]`.
+`oauth_server.py PORT [--seconds N] [--no-refresh] [--sse]`.
 
 One process is both the authorization server (metadata discovery, dynamic client
 registration, authorize with PKCE, token, refresh) and the resource server (streamable
-HTTP at /mcp, which answers 401 without a valid bearer token). The authorize step
+HTTP at /mcp, or SSE at /sse, answering 401 without a valid bearer token). The authorize step
 approves at once and redirects to the client's redirect URI, so a client can follow it
-without a browser. Access tokens last SECONDS (default 3600), so a test can see a refresh;
-with ``norefresh`` no refresh token is ever accepted (as after a revocation).
+without a browser. Access tokens last N seconds (default 3600), so a test can see a
+refresh; with ``--no-refresh`` no refresh token is ever accepted (as after a revocation).
 ``OAUTH_PREREGISTERED=ID:SECRET:REDIRECT_URI`` adds a client registered beforehand.
 
 Tools: echo, and auth_stats: how many registrations, authorizations, token exchanges and
 refreshes this server has seen, and the client id of the caller.
 """
 
+import argparse
 import os
 import secrets
-import sys
 import time
 
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -30,10 +30,15 @@ from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-PORT = int(sys.argv[1])
-TOKEN_SECONDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3600
-REFRESH = sys.argv[3:4] != ["norefresh"]
-BASE = f"http://127.0.0.1:{PORT}"
+parser = argparse.ArgumentParser()
+parser.add_argument("port", type=int)
+parser.add_argument("--seconds", type=int, default=3600)
+parser.add_argument("--no-refresh", action="store_true")
+parser.add_argument("--sse", action="store_true")
+ARGS = parser.parse_args()
+TOKEN_SECONDS = ARGS.seconds
+REFRESH = not ARGS.no_refresh
+BASE = f"http://127.0.0.1:{ARGS.port}"
 
 
 class ApprovingProvider:
@@ -117,7 +122,7 @@ if known := os.environ.get("OAUTH_PREREGISTERED"):
         grant_types=["authorization_code", "refresh_token"])
 server = MCPServer(
     "oauth-toy", auth_server_provider=provider,
-    auth=AuthSettings(issuer_url=BASE, resource_server_url=f"{BASE}/mcp",
+    auth=AuthSettings(issuer_url=BASE, resource_server_url=f"{BASE}/{'sse' if ARGS.sse else 'mcp'}",
                       validate_token_resource=False,
                       client_registration_options=ClientRegistrationOptions(enabled=True)))
 
@@ -136,4 +141,7 @@ def auth_stats() -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    server.run("streamable-http", host="127.0.0.1", port=PORT)
+    if ARGS.sse:
+        server.run("sse", host="127.0.0.1", port=ARGS.port)
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=ARGS.port)
