@@ -109,8 +109,9 @@ class ElicitScreen(ModalScreen[ElicitAnswer]):
     DEFAULT_CSS = """
     ElicitScreen #elicit { border: thick $accent; }
     ElicitScreen #elicit-title { text-style: bold; margin-bottom: 1; }
-    ElicitScreen #elicit-fields { height: auto; max-height: 24; }
+    ElicitScreen #elicit-fields { height: auto; max-height: 45vh; }
     ElicitScreen .field-label { margin-top: 1; }
+    ElicitScreen #elicit-fields Input, ElicitScreen #elicit-fields Select { width: 60; }
     ElicitScreen .field-help, ElicitScreen #elicit-left { color: $text-muted; }
     ElicitScreen #elicit-error { color: $error; text-style: bold; }
     ElicitScreen #elicit-host { text-style: bold; color: $warning; margin: 1 0; }
@@ -224,16 +225,16 @@ def _compose_field(index: int, f: ElicitField) -> ComposeResult:
 def _widget(f: ElicitField, id: str) -> Widget:
     default = f.default
     if f.kind == "boolean":
-        return Checkbox(f.label, value=bool(default), id=id)
+        return Checkbox("yes", value=bool(default), id=id, compact=True)
     if f.kind == "enum":
         return Select([(label, value) for value, label in f.options], id=id,
                       value=default if isinstance(default, str) else Select.BLANK,
-                      allow_blank=not f.required or default is None)
+                      allow_blank=not f.required or default is None, compact=True)
     if f.kind == "multi":
         chosen = set(default) if isinstance(default, list) else set()
         return SelectionList[str](*[(label, value, value in chosen)
-                                    for value, label in f.options], id=id)
+                                    for value, label in f.options], id=id, compact=True)
     kind: InputType = "integer" if f.kind == "integer" else (
         "number" if f.kind == "number" else "text")
     return Input("" if default is None else str(default), placeholder=f.format or f.kind,
-                 type=kind, id=id)
+                 type=kind, id=id, compact=True)
