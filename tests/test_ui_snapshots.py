@@ -185,6 +185,28 @@ def test_finetune_screen(snap_compare, tiny_model_path, monkeypatch):
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
+def test_question_dialog(snap_compare, mcp_bin):
+    """A server's form (the everything server's, defaults filled in) over the chat."""
+    from test_hub_callbacks import everything
+
+    from deskmate.app.ui.elicit import ElicitScreen
+
+    model = scripted(call("everything__trigger-elicitation-request"), "done")
+    app = make_app(model, servers=[everything(mcp_bin, trust=True)])
+
+    async def run_before(pilot):
+        await ready(app, pilot)
+        await ask(app, pilot, "fill in the form")
+        await wait_for(pilot, lambda: isinstance(app.screen, ElicitScreen), what="question")
+        await wait_for(pilot, lambda: [b.status for b in app.chat.query(ActionBlock)] == [
+            "waiting"] and not app.chat.query(ReplyBlock), what="the chat")
+        app.chat.query_one("#prompt").cursor_blink = False
+        app.screen.query_one("#field-0").cursor_blink = False
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=(110, 40), run_before=run_before)
+
+
 def test_help_screen(snap_compare):
     app = make_app(scripted())
 

@@ -48,10 +48,14 @@ class PendingQuestion:
     """A server's question on its way to the user; the first ``settle`` wins."""
 
     request: ElicitRequest
-    deadline: float  # time.monotonic() when it is cancelled unanswered
+    timeout: float  # seconds it waits for an answer
     answer: ElicitAnswer | None = None
     done: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    deadline: float = field(init=False)  # time.monotonic() when it is cancelled unanswered
+
+    def __post_init__(self) -> None:
+        self.deadline = time.monotonic() + self.timeout
 
     def settle(self, answer: ElicitAnswer) -> bool:
         with self._lock:
@@ -77,7 +81,7 @@ class UiAsker:
         self.cancel: threading.Event = threading.Event()  # the running turn's cancel
 
     def __call__(self, request: ElicitRequest) -> ElicitAnswer:
-        pending = PendingQuestion(request, time.monotonic() + self.timeout)
+        pending = PendingQuestion(request, self.timeout)
         self._post(QuestionAsked(pending))
         while not pending.done.wait(0.1):
             if self.cancel.is_set():
@@ -138,7 +142,8 @@ class ElicitScreen(ModalScreen[ElicitAnswer]):
                     for index, f in enumerate(request.fields):
                         yield from _compose_field(index, f)
             yield Static("", id="elicit-error")
-            yield Static("", id="elicit-left")
+            yield Static(f"Unanswered, it is cancelled after {_duration(self.pending.timeout)}.",
+                         id="elicit-left")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Open in browser" if request.mode == "url" else "Accept",
                              id="accept", variant="success")
@@ -167,10 +172,6 @@ class ElicitScreen(ModalScreen[ElicitAnswer]):
                 self._timer.stop()
             if self.is_attached and self.app.screen is self:
                 self.dismiss(self.pending.answer)
-            return
-        left = max(0, int(self.pending.deadline - time.monotonic()))
-        self.query_one("#elicit-left", Static).update(
-            f"cancelled in {left // 60}:{left % 60:02d} without an answer")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
@@ -212,6 +213,10 @@ class ElicitScreen(ModalScreen[ElicitAnswer]):
             if f.label == label:
                 self.query_one(f"#field-{index}").focus()
                 return
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:g} minutes" if seconds >= 120 else f"{seconds:g} seconds"
 
 
 def _compose_field(index: int, f: ElicitField) -> ComposeResult:
