@@ -20,6 +20,7 @@ from deskmate.tools.hub.published import (
     template_from_mcp,
     tool_from_mcp,
 )
+from deskmate.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -76,7 +77,7 @@ async def _extras(method: Callable[..., Awaitable[Any]], field: str) -> list[Any
         return []
 
 
-async def _tools(session: ClientSession, server: str) -> tuple:
+async def _tools(session: ClientSession, server: str) -> tuple[ToolSpec, ...]:
     tools = await list_all(lambda p: session.list_tools(params=p), "tools")
     return tuple(tool_from_mcp(server, t) for t in tools)
 
