@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -38,7 +38,6 @@ from deskmate.tools.hub.elicitation import (
 
 if TYPE_CHECKING:
     from textual.timer import Timer
-    from textual.widgets._input import InputType
 
 TIMEOUT_S = 300.0  # how long a question waits for the user before it is cancelled
 
@@ -239,7 +238,7 @@ def _widget(f: ElicitField, id: str) -> Widget:
         chosen = set(default) if isinstance(default, list) else set()
         return SelectionList[str](*[(label, value, value in chosen)
                                     for value, label in f.options], id=id, compact=True)
-    kind: InputType = "integer" if f.kind == "integer" else (
+    kind: Literal["integer", "number", "text"] = "integer" if f.kind == "integer" else (
         "number" if f.kind == "number" else "text")
     return Input("" if default is None else str(default), placeholder=f.format or f.kind,
                  type=kind, id=id, compact=True)
