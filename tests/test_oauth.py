@@ -266,3 +266,15 @@ def test_claude_codes_oauth_client_is_imported_without_its_secret():
     assert (server.client_id, server.callback_port) == ("abc", 8080)
     assert "s3cret" not in repr(server)
     assert any("clientSecret not imported" in w for w in result.warnings)
+
+
+def test_mcp_add_takes_a_preregistered_client(home):
+    import tomllib
+
+    added = deskmate("mcp", "add", "hosted", "--url", "https://x.example/mcp", "--client-id",
+                     "abc", "--client-secret-env", "HOSTED_SECRET", home=home)
+    assert added.returncode == 0, added.stderr
+    table = tomllib.loads((home / "config.toml").read_text())["mcp"]["servers"]["hosted"]
+    assert table["client_id"] == "abc" and table["client_secret_env"] == "HOSTED_SECRET"
+    local = deskmate("mcp", "add", "local", "--client-id", "abc", "--", "uvx", "x", home=home)
+    assert local.returncode == 2 and "http and sse servers" in local.stderr

@@ -40,10 +40,17 @@ def _pairs(values: tuple[str, ...], what: str) -> dict[str, str]:
 @click.option("--env", "envs", multiple=True, help="Environment variable K=V for a stdio "
               "server (repeatable; ${VAR} is expanded at start).")
 @click.option("--cwd", default="", help="Working directory of a stdio server.")
+@click.option("--client-id", default="", help="OAuth: the client registered for deskmate "
+              "beforehand (else deskmate registers itself at `mcp login`).")
+@click.option("--client-secret-env", default="", help="OAuth: the environment variable that "
+              "holds that client's secret (never the secret itself).")
+@click.option("--callback-port", type=int, default=0, help="OAuth: the fixed loopback port of "
+              "the client's registered redirect URI.")
 @click.option("--force", is_flag=True, help="Replace a server of the same name.")
 @click.pass_obj
 def add(env: Env, name: str, command: tuple[str, ...], url: str | None, transport: str | None,
-        headers: tuple[str, ...], envs: tuple[str, ...], cwd: str, force: bool) -> None:
+        headers: tuple[str, ...], envs: tuple[str, ...], cwd: str, client_id: str,
+        client_secret_env: str, callback_port: int, force: bool) -> None:
     """Add a server: `add NAME -- CMD ARGS…` or `add NAME --url URL`."""
     from deskmate.app.services.servers import InvalidServer, ServerExists, add_server
 
@@ -70,6 +77,9 @@ def add(env: Env, name: str, command: tuple[str, ...], url: str | None, transpor
             table["cwd"] = cwd
     else:
         raise click.UsageError("say how to reach the server: `-- CMD ARGS…` or `--url URL`")
+    oauth = {"client_id": client_id, "client_secret_env": client_secret_env,
+             "callback_port": callback_port}
+    table.update({key: value for key, value in oauth.items() if value})
     try:
         edit = add_server(name, table, env.config_path, replace=force)
     except InvalidServer as exc:
