@@ -2,8 +2,11 @@
 
 A run folder holds ``checkpoint-N.pt`` files; resuming loads the newest and continues
 with step N + 1. GRPO reseeds sampling from (seed, step) at every step, so a resumed
-run generates what the uninterrupted run would have. Only the trainable parameters
-(the LoRA) are saved: the base is read again from where it came from.
+run draws with the seeds the uninterrupted run would have: on the CPU it generates the
+same rollouts bit for bit; on CUDA only statistically (its matmul and attention kernels
+are not deterministic, so the weights, and the tokens sampled from them, drift apart
+in the last bits). Only the trainable parameters (the LoRA) are saved: the base is read
+again from where it came from.
 """
 
 from __future__ import annotations

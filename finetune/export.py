@@ -74,7 +74,7 @@ def export_gguf_adapter(model: PeftModel, out_path: str | Path, *, base_gguf: st
             if existing.exists():
                 raise FileExistsError(f"{existing} already exists: pick another name or "
                                       "export with overwrite=True")
-    base = _read_base(Path(base_gguf))
+    base = read_base(Path(base_gguf))
     alpha, tensors = _lora_tensors(model, base)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_path.with_name(out_path.name + ".tmp")
@@ -93,7 +93,9 @@ def export_gguf_adapter(model: PeftModel, out_path: str | Path, *, base_gguf: st
     return out_path
 
 
-def _read_base(path: Path) -> _Base:
+def read_base(path: Path) -> _Base:
+    """What the adapter needs of the base GGUF; ExportError when it cannot be made for it
+    (the run checks this before its first step)."""
     try:
         info = inspect_gguf(path)
     except GGUFError as exc:

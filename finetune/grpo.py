@@ -5,15 +5,23 @@ agent (``generate``), score every rollout with its rubric and checks (``score``)
 the rewards of each group into advantages and take one optimizer step on the policy's
 own tokens (``update``). ``finetune/train.py`` loops over steps, checkpoints, reports.
 
-Simplifications, on purpose (as in nanochat's chat_rl.py):
-- Advantages are group-normalised: (r - mean) / std within a group (population std).
-  A group whose rewards are all equal carries no signal and is dropped.
+Simplifications, on purpose (in the spirit of nanochat's chat_rl.py, which goes further
+and uses the mean only):
+- Advantages are group-normalised: (r - mean) / std within a group (population std),
+  over the rollouts that ran: one that failed for an infrastructure reason (a server
+  that did not start) is left out of its group's statistics and of the batch. A group
+  whose rewards are all equal carries no signal and is dropped.
 - One rollout's advantage is given to every token it generated, in every model call;
   prompt tokens (system, task, tool output, observations) are never trained.
 - The loss is token-level (DAPO): summed over all tokens of the step and divided by
   their count, so long rollouts are not down-weighted per token.
-- The clipped ratio (PPO) only matters with ``updates_per_batch > 1``: with one update
-  per batch the old policy *is* the current one and the ratio is 1.
+- The clipped ratio (PPO) only matters with ``updates_per_batch > 1``: the old
+  log-probs are recomputed before the first update (not the ones recorded at sampling),
+  so with one update per batch the old policy *is* the current one and the ratio is 1.
+- Rollouts sample at top-p 1 and the loss takes log-probs at the same temperature:
+  the tokens trained on come from the distribution the loss differentiates.
+- Micro-batches group model calls of similar length (padding is to the longest of a
+  micro-batch); fp16 GPUs scale the loss (a ``GradScaler``).
 - Optional KL to the base (the model with the adapter disabled), k3 estimator.
 """
 
@@ -27,12 +35,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:  # torch is imported by the functions that need it, not at import time
     from torch import Tensor
+    from torch.amp import GradScaler
     from torch.nn import Parameter
     from torch.optim import Optimizer
 
 # Per-token log-probabilities of a batch of completions after their prompts, right-padded:
 # (logprobs, mask), both [batch, longest completion]; differentiable through the LoRA.
-# finetune/policy.py's batch_logprobs is this function for the real policy.
+# finetune/logprobs.py's batch_logprobs is this function for the real policy.
 LogprobFn = Callable[[Sequence[Sequence[int]], Sequence[Sequence[int]]],
                      "tuple[Tensor, Tensor]"]
 
@@ -54,13 +63,25 @@ class GRPOConfig:
     updates_per_batch: int = 1  # optimizer steps on the same rollouts (>1 makes clip matter)
     micro_batch: int = 4  # model calls per backward pass (gradient accumulation)
     max_grad_norm: float = 1.0  # gradient clipping
-    temperature: float = 1.0  # sampling temperature of the rollouts (variety within a group)
+    # Sampling temperature of the rollouts (variety within a group), and the temperature
+    # the loss takes log-probs at. Above 0: greedy rollouts have nothing to compare.
+    temperature: float = 1.0
     max_new_tokens: int = 512  # most tokens per model reply during rollouts
     max_model_calls: int = 6  # agent steps per rollout
     lora_rank: int = 16  # LoRA r
     lora_alpha: int = 16  # LoRA alpha (scale = alpha / r)
     seed: int = 0  # seeds task order, sampling and initialisation: same seed, same run
     checkpoint_every: int = 10  # steps between checkpoints (and at the end)
+    # Longest prompt + completion of one model call. Code-mode rollouts at these
+    # defaults: a ~2k-token system prompt and task, 6 replies of ≤ 512 tokens and 5
+    # observations of ≤ 4,000 characters (~1.2k tokens each) come to about 10k.
+    # A call that would pass it ends its rollout as "context_full" (scored, not failed).
+    max_seq_len: int = 12288
+
+    def __post_init__(self) -> None:
+        if self.temperature <= 0:
+            raise ValueError(f"temperature {self.temperature}: GRPO needs sampling "
+                             "(a temperature above 0) for its rollouts to differ")
 
 
 @dataclass(frozen=True)
@@ -164,14 +185,20 @@ def score(groups: Sequence[Sequence[RolloutT]],
 
 
 def trainables(groups: Sequence[Sequence[RolloutT]], rewards: Sequence[Sequence[float]],
-               samples_of: Callable[[RolloutT], Sequence[Sample]]) -> list[Trainable]:
-    """Samples of every rollout in a group with signal, with their advantage."""
+               samples_of: Callable[[RolloutT], Sequence[Sample]],
+               failed: Callable[[RolloutT], bool] = lambda rollout: False) -> list[Trainable]:
+    """Samples of every rollout in a group with signal, with their advantage.
+
+    Rollouts that ``failed`` (could not run) take no part: their reward says nothing of
+    the model, and counting it would shift the others' advantages."""
     out = []
     for group, group_rewards in zip(groups, rewards, strict=True):
-        advantages = group_advantages(group_rewards)
+        ran = [(r, reward) for r, reward in zip(group, group_rewards, strict=True)
+               if not failed(r)]
+        advantages = group_advantages([reward for _, reward in ran])
         if advantages is None:
-            continue  # zero variance: every rollout as good as the others
-        for rollout, advantage in zip(group, advantages, strict=True):
+            continue  # zero variance (or one rollout): every rollout as good as the others
+        for (rollout, _), advantage in zip(ran, advantages, strict=True):
             for sample in samples_of(rollout):
                 if sample.completion_ids:
                     out.append(Trainable(sample, advantage))
@@ -179,15 +206,21 @@ def trainables(groups: Sequence[Sequence[RolloutT]], rewards: Sequence[Sequence[
 
 
 def update(batch: Sequence[Trainable], logprobs: LogprobFn, parameters: Sequence[Parameter],
-           optimizer: Optimizer, config: GRPOConfig, ref_logprobs: LogprobFn | None = None
-           ) -> UpdateStats:
-    """``updates_per_batch`` optimizer steps on ``batch``, accumulating micro-batches."""
+           optimizer: Optimizer, config: GRPOConfig, ref_logprobs: LogprobFn | None = None,
+           *, scaler: GradScaler | None = None) -> UpdateStats:
+    """``updates_per_batch`` optimizer steps on ``batch``, accumulating micro-batches.
+
+    Micro-batches hold calls of similar length (sorted), so padding stays small and the
+    longest calls meet only each other. ``scaler`` scales the loss (fp16 training).
+    """
     import torch
 
     tokens = sum(len(t.sample.completion_ids) for t in batch)
     if not batch or tokens == 0:
         return UpdateStats(0.0, 0, 0, 0.0, 0.0, 0.0)
-    chunks = [batch[i:i + config.micro_batch] for i in range(0, len(batch), config.micro_batch)]
+    ordered = sorted(batch, key=lambda t: len(t.sample.prompt_ids) + len(t.sample.completion_ids))
+    chunks = [ordered[i:i + config.micro_batch]
+              for i in range(0, len(ordered), config.micro_batch)]
     with torch.no_grad():
         old = [_logprobs(logprobs, c)[0] for c in chunks] \
             if config.updates_per_batch > 1 else None
@@ -207,12 +240,18 @@ def update(batch: Sequence[Trainable], logprobs: LogprobFn, parameters: Sequence
             # Padding masked out; divided by the tokens of the whole batch, so the
             # accumulated gradient is that of one token-level mean over the step.
             loss = (per_token * mask).sum() / tokens
-            loss.backward()
+            (scaler.scale(loss) if scaler is not None else loss).backward()
             total += float(loss.detach())
             kl_sum += float((kl * mask).sum())
             clipped_sum += float((clipped.float() * mask).sum())
+        if scaler is not None:
+            scaler.unscale_(optimizer)  # clip the true gradient, not the scaled one
         grad_norm = float(torch.nn.utils.clip_grad_norm_(parameters, config.max_grad_norm))
-        optimizer.step()
+        if scaler is not None:
+            scaler.step(optimizer)  # skipped when the scaled gradient overflowed
+            scaler.update()
+        else:
+            optimizer.step()
     return UpdateStats(loss=total, tokens=tokens, samples=len(batch), kl=kl_sum / tokens,
                        clipped=clipped_sum / tokens, grad_norm=grad_norm)
 

@@ -1,9 +1,10 @@
 """What this machine can train, before anything heavy is imported.
 
-The Finetune screen shows it: the NVIDIA GPUs ``nvidia-smi`` reports, the memory a
-GRPO run of the configured model needs (estimated from the model's shape, read from its
-GGUF header), and the run settings recommended for that pair. No torch here: importing
-it takes seconds and the screen must open at once.
+The Finetune screen and ``deskmate finetune`` use it: the NVIDIA GPUs ``nvidia-smi``
+reports, the memory a GRPO run of the configured model needs (estimated — never measured
+here — from the model's shape in its GGUF header, the lengths of the model calls in
+recorded sessions, the judge and the held-out eval), and the settings for that pair.
+No torch here: importing it takes seconds and the screen must open at once.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,9 @@ class Arch:
     vocab: int
     tied_embeddings: bool = True
 
+
+# The context the judge and the held-out eval load llama.cpp models with.
+LLAMACPP_CONTEXT = 8192
 
 # Qwen3-4B-Instruct-2507, from its public config.json (the registry's recommended model).
 QWEN3_4B = Arch(hidden=2560, layers=36, heads=32, kv_heads=8, head_dim=128,
@@ -111,11 +116,46 @@ def arch_of_gguf(path: Path) -> Arch | None:
                 intermediate=intermediate, vocab=vocab)
 
 
-def vram_estimate(arch: Arch = QWEN3_4B, *, rank: int = 16, seq_len: int = 4096,
-                  micro_batch: int = 4, completion: int = 512) -> dict[str, float]:
-    """Peak training memory in GiB for a 4-bit base + LoRA on every projection.
+# (prompt tokens, completion tokens) of one model call.
+Call = tuple[int, int]
+# What the bound below assumes a rollout's first prompt is (system prompt with the tool
+# index, and the task), and what one observation of ≤ 4,000 characters adds in tokens.
+# tests/test_finetune_hardware.py measures the real code-mode system prompt against it.
+SYSTEM_TOKENS = 2048
+OBSERVATION_TOKENS = 1200
+# finetune/logprobs.py's chunk of completion tokens per vocabulary projection.
+LOGIT_CHUNK_TOKENS = 512
+# llama.cpp's compute buffers beside weights and KV cache (the logits of a 512-token
+# batch at a 152k vocabulary alone are 0.3 GiB).
+LLAMACPP_BUFFERS = 0.5 * GB
 
-    The parts at the peak (the backward pass of one micro-batch):
+
+def bound_calls(config: GRPOConfig) -> list[Call]:
+    """The model calls of a rollout that uses every call ``config`` allows, each reply
+    and each observation at its cap: the longest calls a step can hold, for when no
+    rollouts were recorded yet."""
+    calls = []
+    for k in range(config.max_model_calls):
+        prompt = SYSTEM_TOKENS + k * (config.max_new_tokens + OBSERVATION_TOKENS)
+        calls.append((prompt, config.max_new_tokens))
+    return calls
+
+
+def llamacpp_gb(gguf_bytes: int, arch: Arch, context: int) -> float:
+    """GPU memory of a llama.cpp model fully offloaded: weights, f16 KV cache, buffers."""
+    kv = 2 * arch.layers * arch.kv_heads * arch.head_dim * context * 2
+    return round((gguf_bytes + kv + LLAMACPP_BUFFERS) / GB, 2)
+
+
+def vram_estimate(arch: Arch = QWEN3_4B, *, rank: int = 16, micro_batch: int = 4,
+                  calls: Sequence[Call] | None = None, judge_gb: float = 0.0,
+                  eval_gb: float = 0.0) -> dict[str, float]:
+    """Peak GPU memory in GiB of a run: 4-bit base + LoRA on every projection.
+
+    ``calls`` are the (prompt, completion) lengths of model calls as rollouts recorded
+    them (default: ``bound_calls`` of the default config). The update groups calls by
+    length, so the worst micro-batch is the ``micro_batch`` longest, padded to the
+    longest of them. The parts at the training peak (its backward pass):
     - base weights: the 7 projections of each layer in NF4 (0.5 byte/param, plus ~0.13
       bit/param of double-quantized block scales); the embedding (tied with the output
       head) stays bf16, as Unsloth/bitsandbytes leave it;
@@ -124,9 +164,13 @@ def vram_estimate(arch: Arch = QWEN3_4B, *, rank: int = 16, seq_len: int = 4096,
     - activations with gradient checkpointing: one bf16 hidden state per layer boundary
       for every token of the micro-batch, plus one layer recomputed in full during
       backward (q/k/v/o and the MLP's gate/up/product, bf16; SDPA keeps no T×T matrix);
-    - logits: only over the completion (``batch_logprobs`` keeps logits from the first
-      completion token on), bf16 from the head + fp32 upcast + fp32 log-softmax;
+    - logits: only completion positions reach the head, in checkpointed chunks of
+      ``LOGIT_CHUNK_TOKENS`` (finetune/logprobs.py): one chunk at a time in bf16, its
+      fp32 copy, the fp32 log-softmax and its gradient (14 bytes an entry);
     - CUDA context and allocator slack: a flat 1 GiB.
+    Beside training the judge (``judge_gb``, a llama.cpp model on the GPU) stays loaded;
+    after it, the held-out eval loads the served model with the adapter (``eval_gb``)
+    once training memory is released. ``total`` is the larger of the two phases.
     """
     h, n_layer = arch.hidden, arch.layers
     q_out, kv_out = arch.heads * arch.head_dim, arch.kv_heads * arch.head_dim
@@ -137,25 +181,39 @@ def vram_estimate(arch: Arch = QWEN3_4B, *, rank: int = 16, seq_len: int = 4096,
     base = proj_params * (0.5 + 0.127 / 8) + embed_params * 2
     lora_params = n_layer * sum(rank * (i + o) for i, o in shapes)
     lora = lora_params * 16
-    tokens = micro_batch * seq_len
+    worst = sorted(calls if calls is not None else bound_calls(GRPOConfig()),
+                   key=sum, reverse=True)[:micro_batch]
+    tokens = len(worst) * (sum(worst[0]) if worst else 0)  # right-padded to the longest
     checkpoints = tokens * h * 2 * n_layer
     one_layer = tokens * 2 * (q_out + 2 * kv_out + q_out + h * 2 + 3 * ff)
-    logits = micro_batch * completion * arch.vocab * (2 + 4 + 4)
+    logits = min(LOGIT_CHUNK_TOKENS, sum(c for _, c in worst)) * arch.vocab * 14
     overhead = 1 * GB
     parts = {"base_4bit": base, "lora_and_adam": lora, "activations": checkpoints + one_layer,
              "logits": logits, "cuda_overhead": overhead}
     out = {k: round(v / GB, 2) for k, v in parts.items()}
-    out["total"] = round(sum(parts.values()) / GB, 2)
+    out["training"] = round(sum(parts.values()) / GB, 2)
+    out["judge"], out["heldout_eval"] = judge_gb, eval_gb
+    out["total"] = round(max(out["training"], eval_gb) + judge_gb, 2)
+    out["longest_call"] = sum(worst[0]) if worst else 0
     out["params_b"] = round((proj_params + embed_params) / 1e9, 2)
     out["lora_params_m"] = round(lora_params / 1e6, 1)
     return out
 
 
+def trainable_calls(calls: Sequence[Call], config: GRPOConfig) -> list[Call]:
+    """Recorded calls as a run would train them: replies cut at ``max_new_tokens`` and
+    at ``max_seq_len``; a prompt that does not fit ends its rollout untrained."""
+    return [(p, min(c, config.max_new_tokens, config.max_seq_len - p))
+            for p, c in calls if p < config.max_seq_len]
+
+
 def recommend(gpus: list[Gpu], arch: Arch | None, *, cpu_ok: bool,
-              default: GRPOConfig | None = None) -> Plan:
+              default: GRPOConfig | None = None, calls: Sequence[Call] | None = None,
+              judge_gb: float = 0.0, eval_gb: float = 0.0) -> Plan:
     """Settings for a run of a model shaped ``arch`` on these GPUs (or the CPU).
 
-    On a GPU the default micro-batch is halved until the estimate fits the free memory of
+    On a GPU the default micro-batch is halved until the estimate (with the judge and
+    the held-out eval, from the recorded ``calls`` when given) fits the free memory of
     the largest card; gradient accumulation keeps the batch, so only speed changes.
     """
     default = default or GRPOConfig()
@@ -165,10 +223,11 @@ def recommend(gpus: list[Gpu], arch: Arch | None, *, cpu_ok: bool,
             return Plan("cuda", f"{gpu.name}: the model's shape is unknown (download its "
                         "GGUF first), so its memory need is not estimated; default settings",
                         {})
+        calls = trainable_calls(calls, default) if calls else bound_calls(default)
         micro = default.micro_batch
         while True:
-            need = vram_estimate(arch, rank=default.lora_rank, micro_batch=micro,
-                                 completion=default.max_new_tokens)["total"]
+            need = vram_estimate(arch, rank=default.lora_rank, micro_batch=micro, calls=calls,
+                                 judge_gb=judge_gb, eval_gb=eval_gb)["total"]
             if need <= gpu.free_gb * VRAM_USABLE or micro == 1:
                 break
             micro //= 2

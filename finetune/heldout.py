@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deskmate.finetune.environment import EnvironmentFor, run_in
+from deskmate.finetune.hardware import LLAMACPP_CONTEXT
 from deskmate.finetune.judge import Judge
 from deskmate.finetune.progress import Emit, Heldout
 from deskmate.finetune.rollout import RolloutSettings
@@ -35,10 +36,12 @@ def evaluate_heldout(db: Database, spec: RunSpec, tasks: Sequence[TrainTask], ju
                      emit: Emit) -> dict[str, Any]:
     from deskmate.app.llm.llamacpp import LlamaCppModel
 
-    settings = RolloutSettings.of(spec.mode, spec.config(), temperature=EVAL_TEMPERATURE)
+    settings = RolloutSettings.of(spec.mode, spec.config(), temperature=EVAL_TEMPERATURE,
+                                  top_p=None)  # as the app samples
     out: dict[str, Any] = {}
     for which, adapter_path in (("base", None), ("adapter", adapter)):
-        model = LlamaCppModel(spec.serving_gguf, context=8192, seed=0, adapter=adapter_path)
+        model = LlamaCppModel(spec.serving_gguf, context=LLAMACPP_CONTEXT, seed=0,
+                              adapter=adapter_path)
         used = adapter_id if adapter_path else None
         try:
             if (suite := spec.source.suite) is not None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deskmate.finetune.environment import EnvironmentFor
+from deskmate.finetune.hardware import LLAMACPP_CONTEXT
 from deskmate.finetune.judge import Judge
 from deskmate.finetune.progress import Emit, Exported, PolicyLoaded, RubricWritten, Tasks
 from deskmate.finetune.rollout import RolloutSettings
@@ -45,10 +46,7 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
     device = resolve_device(spec.device)
     # On the CPU the policy is read from the serving GGUF itself (no checkpoint download).
     base = spec.serving_gguf if device == "cpu" else spec.base
-    if device == "cpu" and not cpu_allowed(base):
-        raise RunError(f"no CUDA GPU: training {base} on the CPU would take days. "
-                       "The CPU path is for tiny models only (a .gguf under 1 GB, e.g. "
-                       "`--model tiny`); run on a machine with an NVIDIA GPU.")
+    preflight(spec, device, base)
     stack = contextlib.ExitStack()
     try:
         db = stack.enter_context(open_db(Path(spec.db_path) if spec.db_path else None))
@@ -62,7 +60,7 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
         emit(Tasks(train=len(train_tasks), heldout=len(heldout), source=spec.tasks))
         policy = load_policy(base, PolicyConfig(
             lora_rank=config.lora_rank, lora_alpha=config.lora_alpha, device=device,
-            seed=config.seed))
+            seed=config.seed, max_seq_len=config.max_seq_len))
         emit(PolicyLoaded(base=base, device=policy.device, backend=policy.backend))
         settings = RolloutSettings.of(spec.mode, config)
         # The category weights of the run's rubrics.toml (the edited ones, if given).
@@ -77,9 +75,10 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
                                       base_gguf=spec.serving_gguf, overwrite=True)
         adapter_id = _store_adapter(db, spec, adapter)
         emit(Exported(adapter=str(adapter), adapter_id=adapter_id))
-        del policy
         metrics: dict[str, Any] = {"steps": result.steps_done, "adapter": str(adapter),
                                    "adapter_id": adapter_id, "history": result.history}
+        del policy
+        _release_training_memory(device)
         if heldout:
             from deskmate.finetune.heldout import evaluate_heldout
 
@@ -88,6 +87,36 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
         return metrics
     finally:
         stack.close()
+
+
+def preflight(spec: RunSpec, device: str, base: str) -> None:
+    """What would fail hours later, refused before anything loads (RunError)."""
+    from deskmate.finetune.export import ExportError, read_base
+    from deskmate.finetune.policy import gguf_on_gpu
+
+    if device == "cpu" and not cpu_allowed(base):
+        raise RunError(f"no CUDA GPU: training {base} on the CPU would take days. "
+                       "The CPU path is for tiny models only (a .gguf under 1 GB, e.g. "
+                       "`--model tiny`); run on a machine with an NVIDIA GPU.")
+    if device == "cuda" and base.endswith(".gguf"):
+        raise RunError(gguf_on_gpu(base))
+    try:  # the adapter must be writable for the serving model, or training is wasted
+        read_base(Path(spec.serving_gguf))
+    except ExportError as exc:
+        raise RunError(f"{exc}. Pick a model of one of these architectures to finetune.") \
+            from exc
+
+
+def _release_training_memory(device: str) -> None:
+    """Hand the policy's GPU memory back before the held-out eval loads llama.cpp: the
+    caching allocator keeps freed blocks for torch, which llama.cpp cannot use."""
+    import gc
+
+    gc.collect()
+    if device == "cuda":
+        import torch
+
+        torch.cuda.empty_cache()
 
 
 def _needs_judge(tasks: Sequence[TrainTask]) -> bool:
@@ -114,7 +143,7 @@ def _lazy_judge(spec: RunSpec, stack: contextlib.ExitStack) -> JudgeModel:
                 from deskmate.app.llm.registry import resolve_model
 
                 path = resolve_model(spec.judge) if spec.judge else Path(spec.serving_gguf)
-                model = LlamaCppModel(path, context=8192, seed=0)
+                model = LlamaCppModel(path, context=LLAMACPP_CONTEXT, seed=0)
             stack.callback(model.close)
             made.append(model)
         return made[0]

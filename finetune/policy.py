@@ -8,19 +8,28 @@ computed on the generated ids only: tool output reaches the model through the pr
 a later call, so it is never in a completion and is masked by construction.
 
 Two ways to load, one interface:
-- CUDA, Hugging Face checkpoint: Unsloth ``FastLanguageModel`` (4-bit base + LoRA).
-- Otherwise (CPU, or a ``.gguf`` base): transformers + PEFT ``get_peft_model``.
-  transformers reads a GGUF itself (dequantized), which is how the tests load SmolLM2.
+- CUDA: Unsloth ``FastLanguageModel`` (4-bit base + LoRA, gradient checkpointing) from a
+  Hugging Face checkpoint. A GGUF base is refused there: transformers would dequantize
+  it to full bf16, far above the 4-bit memory the plan promised.
+- CPU: transformers + PEFT ``get_peft_model``; transformers reads a GGUF itself
+  (dequantized), which is how the tests load SmolLM2.
+
+Unsloth's patched model differs from transformers where this module touches it
+(tests/unsloth_double.py enforces each on the CPU): a decode step with a cache must
+carry ``position_ids``; ``for_inference``/``for_training`` switch gradient checkpointing
+(``model.train()`` alone does not bring it back); training mode drops the attention
+mask, so the loss right-pads (``finetune/logprobs.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from deskmate.app.llm.base import (
     ChatMessage,
@@ -38,7 +47,7 @@ from deskmate.finetune._sampling import Detokenizer, sample_token
 
 if TYPE_CHECKING:  # torch, peft and transformers load with the first policy
     from peft import PeftModel
-    from torch import Generator, Tensor
+    from torch import Generator
     from transformers import PreTrainedTokenizerBase
 
 
@@ -54,7 +63,25 @@ class PolicyConfig:
     # 4-bit base weights (Unsloth + bitsandbytes); None = on CUDA yes, on CPU no.
     load_in_4bit: bool | None = None
     seed: int = 0  # LoRA initialisation, and sampling when a call gives no seed
-    max_seq_len: int = 4096  # longest prompt + completion a call or the loss may use
+    # Longest prompt + completion a call or the loss may use. A code-mode rollout at the
+    # GRPO defaults (6 calls of ≤ 512 tokens, observations of ≤ 4,000 characters, a
+    # ~2k-token system prompt) needs about 10k: GRPOConfig.max_seq_len sets it for runs.
+    max_seq_len: int = 4096
+
+
+class ContextFull(ModelError):
+    """The conversation no longer fits in ``max_seq_len``: a rollout ends here, scored
+    on what it did so far (``finetune/rollout.py``), rather than failing."""
+
+
+class ModeSwitch(Protocol):
+    """Unsloth's ``FastLanguageModel``: its inference and training switches."""
+
+    @staticmethod
+    def for_inference(model: Any) -> Any: ...
+
+    @staticmethod
+    def for_training(model: Any, use_gradient_checkpointing: Any = True) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -68,6 +95,37 @@ class Policy:
     name: str  # shown in ModelInfo and logs
     backend: str  # "unsloth" or "peft"
     eos_ids: frozenset[int] = field(default_factory=frozenset)  # ids that end a reply
+    # The LoRA targets the model has and the exporter can write (the others are dropped).
+    targets: tuple[str, ...] = ()
+    # Half-precision (fp16) compute, on GPUs without bf16 (T4, V100, RTX 20xx): the loss
+    # must be scaled (GradScaler) or small gradients underflow to zero.
+    fp16: bool = False
+    switch: ModeSwitch | None = None  # Unsloth's mode switches; None: train()/eval()
+
+    @contextlib.contextmanager
+    def inference(self) -> Iterator[None]:
+        """Sampling mode for the block, then back to the mode the model was in.
+
+        Under Unsloth ``for_inference``/``for_training``: ``model.train()`` would leave
+        gradient checkpointing off, and the next backward would keep every activation.
+        """
+        was_training = self.model.training
+        if self.switch is not None:
+            self.switch.for_inference(self.model)
+        else:
+            self.model.eval()
+        try:
+            yield
+        finally:
+            if was_training:
+                self.training()
+
+    def training(self) -> None:
+        """Training mode, gradient checkpointing included where the backend has it."""
+        if self.switch is not None:
+            self.switch.for_training(self.model)
+        else:
+            self.model.train()
 
     def render(self, messages: Sequence[ChatMessage],
                tools: Sequence[dict[str, Any]] = ()) -> str:
@@ -113,31 +171,58 @@ def load_policy(base: str | Path, config: PolicyConfig = PolicyConfig()) -> Poli
 
     device = resolve_device(config.device)
     four_bit = config.load_in_4bit if config.load_in_4bit is not None else device == "cuda"
-    is_gguf = str(base).endswith(".gguf")
     if four_bit and device != "cuda":
         raise ModelError("4-bit loading needs a CUDA GPU (bitsandbytes): set "
                          "load_in_4bit=False to train on the CPU")
-    if four_bit and is_gguf and config.load_in_4bit:
-        raise ModelError(f"{base}: a GGUF base cannot be loaded in 4-bit for training; "
-                         "give its Hugging Face checkpoint instead")
+    if device == "cuda" and str(base).endswith(".gguf"):
+        raise ModelError(gguf_on_gpu(str(base)))
     torch.manual_seed(config.seed)  # LoRA A matrices start random
-    if device == "cuda" and four_bit and not is_gguf:
+    if device == "cuda" and four_bit:
         return _load_unsloth(str(base), config)
     return _load_peft(base, config, device)
+
+
+def gguf_on_gpu(base: str) -> str:
+    """Why a GGUF base is not trained on the GPU, and what to give instead."""
+    return (f"{Path(base).name}: a GGUF base would be dequantized to full bf16 for training "
+            "(several times the 4-bit memory, no Unsloth kernels). Train on the model's "
+            "Hugging Face checkpoint: pick a registry model that names one (its `train` "
+            "field), e.g. the recommended Qwen3-4B")
+
+
+def lora_targets(model: Any, wanted: Sequence[str]) -> tuple[str, ...]:
+    """The ``wanted`` LoRA targets that ``model`` has and the GGUF exporter can write.
+
+    phi3's fused ``qkv_proj``/``gate_up_proj`` (and any other architecture's own names)
+    would otherwise be skipped silently by PEFT, or trained for hours and then refused
+    by the exporter.
+    """
+    from deskmate.finetune.export import TENSOR_NAMES
+
+    names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+    kept = tuple(t for t in wanted if t in names and t in TENSOR_NAMES)
+    if not kept:
+        raise ModelError(f"{type(model).__name__} has none of the LoRA targets llama.cpp "
+                         f"adapters can carry ({', '.join(TENSOR_NAMES)}): this "
+                         "architecture cannot be finetuned for llama.cpp yet")
+    return kept
 
 
 def _load_unsloth(base: str, config: PolicyConfig) -> Policy:
     # Imported first: Unsloth patches transformers and peft as it loads.
     from unsloth import FastLanguageModel
 
+    # dtype None: bf16 where the GPU has it, else fp16 (then the loss is scaled).
     model, tokenizer = FastLanguageModel.from_pretrained(
         model_name=base, max_seq_length=config.max_seq_len, load_in_4bit=True, dtype=None,
         random_state=config.seed)
+    targets = lora_targets(model, config.target_modules)
     model = FastLanguageModel.get_peft_model(
         model, r=config.lora_rank, lora_alpha=config.lora_alpha,
-        lora_dropout=config.lora_dropout, target_modules=list(config.target_modules),
+        lora_dropout=config.lora_dropout, target_modules=list(targets),
         bias="none", use_gradient_checkpointing="unsloth", random_state=config.seed)
-    return _policy(model, tokenizer, "cuda", config, base, "unsloth")
+    return _policy(model, tokenizer, "cuda", config, base, "unsloth", targets,
+                   switch=FastLanguageModel)
 
 
 def _load_peft(base: str | Path, config: PolicyConfig, device: str) -> Policy:
@@ -162,16 +247,20 @@ def _load_peft(base: str | Path, config: PolicyConfig, device: str) -> Policy:
     except (OSError, ValueError) as exc:
         raise ModelError(f"transformers could not load {base}: {exc}") from exc
     model.to(device)  # pyright: ignore[reportArgumentType] - transformers' .to is wrapped
+    targets = lora_targets(model, config.target_modules)
     lora = LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha,
                       lora_dropout=config.lora_dropout,
-                      target_modules=list(config.target_modules), bias="none",
+                      target_modules=list(targets), bias="none",
                       task_type="CAUSAL_LM")
     model = get_peft_model(model, lora)
-    return _policy(model, tokenizer, device, config, str(base), "peft")
+    return _policy(model, tokenizer, device, config, str(base), "peft", targets)
 
 
 def _policy(model: PeftModel, tokenizer: PreTrainedTokenizerBase, device: str,
-            config: PolicyConfig, base: str, backend: str) -> Policy:
+            config: PolicyConfig, base: str, backend: str, targets: tuple[str, ...],
+            switch: ModeSwitch | None = None) -> Policy:
+    import torch
+
     if not tokenizer.chat_template:
         from deskmate.app.llm.llamacpp import CHATML_TEMPLATE  # llama.cpp falls back to it too
 
@@ -183,9 +272,17 @@ def _policy(model: PeftModel, tokenizer: PreTrainedTokenizerBase, device: str,
     if eos is None:
         eos = tokenizer.eos_token_id
     eos = set(eos) if isinstance(eos, list) else {eos}
+    fp16 = getattr(model.get_base_model(), "dtype", None) == torch.float16
+    if fp16:
+        # GradScaler unscales fp32 gradients only; PEFT casts the input to the LoRA
+        # weights' dtype and the result back, so fp32 LoRA on an fp16 base just works.
+        for p in model.parameters():
+            if p.requires_grad:
+                p.data = p.data.float()
     return Policy(model=model, tokenizer=tokenizer, device=device, config=config,
                   name=Path(base).name, backend=backend,
-                  eos_ids=frozenset(i for i in eos if isinstance(i, int)))
+                  eos_ids=frozenset(i for i in eos if isinstance(i, int)),
+                  targets=targets, fp16=fp16, switch=switch)
 
 
 # ---------------------------------------------------------------- generation
@@ -206,8 +303,10 @@ class GenerationRecord:
     completion_ids: tuple[int, ...]
     text: str
     finish_reason: FinishReason
-    # log p(token) under the policy at sampling time (temperature 1, no top-p): the
-    # "old" log-probs of the GRPO ratio, equal to sequence_logprobs on the same ids.
+    # log p(token) under the distribution it was sampled from at the call's temperature
+    # (before top-p; rollouts for training sample at top-p 1, so it is that one), equal
+    # to sequence_logprobs(temperature=T) on the same ids while the weights are
+    # unchanged. For diagnostics: the GRPO update recomputes its own old log-probs.
     logprobs: tuple[float, ...]
 
 
@@ -249,8 +348,8 @@ class PolicyChatModel:
         prompt = self.policy.encode(messages, params.tools)
         limit = self.policy.config.max_seq_len
         if len(prompt) >= limit:
-            raise ModelError(f"the prompt is {len(prompt):,} tokens but the policy allows "
-                             f"{limit:,} (PolicyConfig.max_seq_len): shorten the task")
+            raise ContextFull(f"the prompt is {len(prompt):,} tokens but the policy allows "
+                              f"{limit:,} (max_seq_len): the conversation is full")
         with self._lock:
             yield from self._generate(prompt, params, cancel)
 
@@ -266,35 +365,39 @@ class PolicyChatModel:
         ids: list[int] = []
         logprobs: list[float] = []
         finish: FinishReason = "length"
-        model, was_training = policy.model, policy.model.training
-        model.eval()
-        try:
-            with torch.inference_mode():
-                step_input = torch.tensor([prompt], device=policy.device)
-                cache = None
-                while len(ids) < max_new:
-                    if cancel.is_set():
-                        finish = "cancelled"
-                        break
-                    out = model(input_ids=step_input, past_key_values=cache, use_cache=True)
-                    cache = out.past_key_values
-                    logits = out.logits[0, -1].float()
-                    token = sample_token(logits, params.temperature, params.top_p, rng)
-                    ids.append(token)
-                    logprobs.append(torch.log_softmax(logits, -1)[token].item())
-                    clock.tick(time.perf_counter())
-                    if token in policy.eos_ids:
-                        finish = "stop"
-                        break
-                    emit, stopped = stops.feed(detok.add(token))
-                    if emit:
-                        yield Delta(emit)
-                    if stopped:
-                        finish = "stop"
-                        break
-                    step_input = torch.tensor([[token]], device=policy.device)
-        finally:
-            model.train(was_training)
+        # The log-probs are recorded under the sampling temperature (T = 1 when greedy).
+        scale = params.temperature if params.temperature > 0 else 1.0
+        with policy.inference(), torch.inference_mode():
+            step_input = torch.tensor([prompt], device=policy.device)
+            cache = None
+            while len(ids) < max_new:
+                if cancel.is_set():
+                    finish = "cancelled"
+                    break
+                # Positions are explicit: Unsloth's decode step reads them (stock
+                # transformers derives them from the cache). Only the last position's
+                # logits are projected, in the prefill too.
+                at = len(prompt) + len(ids) - step_input.shape[1]
+                positions = torch.arange(at, at + step_input.shape[1],
+                                         device=policy.device)[None]
+                out = policy.model(input_ids=step_input, position_ids=positions,
+                                   past_key_values=cache, use_cache=True, logits_to_keep=1)
+                cache = out.past_key_values
+                logits = out.logits[0, -1].float()
+                token = sample_token(logits, params.temperature, params.top_p, rng)
+                ids.append(token)
+                logprobs.append(torch.log_softmax(logits / scale, -1)[token].item())
+                clock.tick(time.perf_counter())
+                if token in policy.eos_ids:
+                    finish = "stop"
+                    break
+                emit, stopped = stops.feed(detok.add(token))
+                if emit:
+                    yield Delta(emit)
+                if stopped:
+                    finish = "stop"
+                    break
+                step_input = torch.tensor([[token]], device=policy.device)
         if not stops.stopped:
             tail = stops.feed(detok.flush())[0] + stops.flush()
             if tail:
@@ -320,62 +423,3 @@ class PolicyChatModel:
 
     def close(self) -> None:
         pass  # the policy belongs to the caller (training goes on after the rollouts)
-
-
-# ---------------------------------------------------------------- log-probs
-
-
-def sequence_logprobs(policy: Policy, prompt_ids: Sequence[int],
-                      completion_ids: Sequence[int], *, temperature: float = 1.0) -> Tensor:
-    """log p(completion token | everything before it), one value per completion token.
-
-    Differentiable (call it with grad enabled for the loss); shape ``[len(completion)]``.
-    """
-    logprobs, mask = batch_logprobs(policy, [prompt_ids], [completion_ids],
-                                    temperature=temperature)
-    return logprobs[0, : int(mask[0].sum())]
-
-
-def batch_logprobs(policy: Policy, prompts: Sequence[Sequence[int]],
-                   completions: Sequence[Sequence[int]], *,
-                   temperature: float = 1.0) -> tuple[Tensor, Tensor]:
-    """Per-token log-probs of several completions in one forward pass.
-
-    Returns ``(logprobs, mask)``, both ``[batch, longest completion]``; ``mask`` is 1.0
-    on real completion tokens, 0.0 on padding. Sequences are right-padded, so real
-    tokens never see padding and positions need no correction (a causal model), and
-    only the logits from the earliest completion onwards are computed: the vocabulary
-    projection of long prompts is where the memory would go.
-    """
-    import torch
-
-    if len(prompts) != len(completions) or not prompts:
-        raise ValueError("give one completion per prompt, at least one of each")
-    if any(len(p) == 0 for p in prompts):
-        raise ValueError("every prompt needs at least one token")
-    pad = next(iter(policy.eos_ids), 0)
-    seqs = [list(p) + list(c) for p, c in zip(prompts, completions, strict=True)]
-    width = max(len(s) for s in seqs)
-    if width > policy.config.max_seq_len:
-        raise ValueError(f"a sequence of {width} tokens is longer than max_seq_len "
-                         f"({policy.config.max_seq_len})")
-    input_ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs],
-                             device=policy.device)
-    attention = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs],
-                             device=policy.device)
-    # Position t's logits predict token t + 1: the first needed is the last prompt token's.
-    first = min(len(p) for p in prompts) - 1
-    out = policy.model(input_ids=input_ids, attention_mask=attention,
-                       logits_to_keep=width - first)
-    logits = out.logits[:, -(width - first):].float() / temperature
-    longest = max(len(c) for c in completions)
-    rows = []
-    for row, (p, c) in enumerate(zip(prompts, completions, strict=True)):
-        start = len(p) - 1 - first
-        step = torch.log_softmax(logits[row, start:start + len(c)], -1)
-        target = torch.tensor(list(c), device=policy.device, dtype=torch.long)
-        picked = step.gather(-1, target[:, None])[:, 0]
-        rows.append(torch.nn.functional.pad(picked, (0, longest - len(c))))
-    mask = torch.tensor([[1.0] * len(c) + [0.0] * (longest - len(c)) for c in completions],
-                        device=policy.device)
-    return torch.stack(rows), mask

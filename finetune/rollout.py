@@ -8,7 +8,11 @@ part of a later call's prompt, so they are never in a completion: masked by
 construction, not by bookkeeping.
 
 Sampling is seeded per call from (run seed, step, task, rollout, call), so a run — or a
-resumed run — draws the same rollouts every time.
+resumed run — draws with the same seeds every time (the same rollouts on the CPU; see
+finetune/checkpoint.py for CUDA). Training rollouts sample at top-p 1
+(the loss takes log-probs under the full distribution). A call whose prompt no longer
+fits the policy's ``max_seq_len`` ends the rollout with status ``context_full``: an
+outcome scored like any unfinished attempt, not a failure of the run.
 """
 
 from __future__ import annotations
@@ -51,18 +55,29 @@ class Rollout:
 
 
 class SeededModel:
-    """Gives every call of the wrapped model its own seed: seed, seed + 1, …"""
+    """Gives every call of the wrapped model its own seed: seed, seed + 1, …; and the
+    rollout's top-p when it has one. Notes a call that found the context full."""
 
-    def __init__(self, model: ChatModel, seed: int) -> None:
-        self.model, self.seed, self.calls = model, seed, 0
+    def __init__(self, model: ChatModel, seed: int, top_p: float | None = None) -> None:
+        self.model, self.seed, self.calls, self.top_p = model, seed, 0, top_p
         self.info = model.info
+        self.context_full = False
 
     def stream(self, messages: Sequence[ChatMessage],
                params: GenerationParams = GenerationParams(),
                cancel: threading.Event | None = None) -> Iterator[StreamEvent]:
+        from deskmate.finetune.policy import ContextFull
+
         seed = (self.seed + self.calls) % 2**31
         self.calls += 1
-        return self.model.stream(messages, replace(params, seed=seed), cancel)
+        params = replace(params, seed=seed)
+        if self.top_p is not None:
+            params = replace(params, top_p=self.top_p)
+        try:
+            yield from self.model.stream(messages, params, cancel)
+        except ContextFull:
+            self.context_full = True
+            raise  # the agent ends the turn on a model error; the rollout names it
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.model, name)  # tokenize, take_records, … when it has them
@@ -80,14 +95,17 @@ def rollout_seed(seed: int, step: int, task_key: str, index: int) -> int:
 class RolloutSettings:
     mode: Mode = "code"  # the agent's mode: code (sandbox) or eager (native tool calls)
     limits: AgentLimits = AgentLimits(max_steps=6, max_tokens=512, temperature=1.0)
+    top_p: float | None = None  # nucleus of every call; None: the agent's own (0.95)
 
     @classmethod
-    def of(cls, mode: Mode, config: GRPOConfig, temperature: float | None = None
-           ) -> RolloutSettings:
-        """The agent limits of ``config`` (at ``temperature`` instead of its own, if given)."""
+    def of(cls, mode: Mode, config: GRPOConfig, temperature: float | None = None,
+           top_p: float | None = 1.0) -> RolloutSettings:
+        """The agent limits of ``config`` (at ``temperature`` instead of its own, if
+        given); top-p 1 unless told, as training needs (evaluation passes None)."""
         return cls(mode, AgentLimits(
             max_steps=config.max_model_calls, max_tokens=config.max_new_tokens,
-            temperature=config.temperature if temperature is None else temperature))
+            temperature=config.temperature if temperature is None else temperature),
+            top_p=top_p)
 
 
 def run_rollout(model: ChatModel, task_key: str, prompt: str, gate: ToolGate, *,
@@ -103,7 +121,8 @@ def run_rollout(model: ChatModel, task_key: str, prompt: str, gate: ToolGate, *,
     take = getattr(model, "take_records", None) or list
     take()  # forget calls made outside this rollout
     started = time.perf_counter()
-    runtime = build_agent(SeededModel(model, seed), hub=GatedHub(hub, gate),
+    seeded = SeededModel(model, seed, settings.top_p)
+    runtime = build_agent(seeded, hub=GatedHub(hub, gate),
                           mode=settings.mode, policy=TrainingPolicy(), limits=settings.limits)
     answer, status, tool_calls = "", "error", 0
     try:
@@ -115,6 +134,8 @@ def run_rollout(model: ChatModel, task_key: str, prompt: str, gate: ToolGate, *,
         transcript = tuple(runtime.agent.transcript)
     finally:
         runtime.close()
+    if seeded.context_full:
+        status = "context_full"
     samples = tuple(Sample(tuple(r.prompt_ids), tuple(r.completion_ids)) for r in take())
     return Rollout(task_key, answer, status, transcript, samples, tool_calls,
                    time.perf_counter() - started)

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from deskmate.finetune.extras import Extras, check_extras
-from deskmate.finetune.hardware import Plan
+from deskmate.finetune.hardware import Call, Gpu, Plan
 from deskmate.finetune.runs import RunRecord
 
 
@@ -38,7 +38,6 @@ def survey(model_name: str | None, tools: int) -> Survey:
     from deskmate.finetune import tasks as T
     from deskmate.finetune.grpo import GRPOConfig
     from deskmate.finetune.runs import list_runs, training_models
-    from deskmate.finetune.spec import cpu_allowed
 
     gpus = hardware.detect_gpus()
     described = (" · ".join(f"GPU {g.name}: {g.free_gb:.1f} of {g.total_gb:.1f} GB free"
@@ -52,8 +51,7 @@ def survey(model_name: str | None, tools: int) -> Survey:
             model = str(exc)
         else:
             serving = str(path)
-            plan = hardware.recommend(gpus, hardware.arch_of_gguf(path),
-                                      cpu_ok=cpu_allowed(serving))
+            plan = plan_for(gpus, path, db_calls=True)
             model = Path(model_name).name
             if plan.device == "cuda" and base != serving:
                 model += f" (the LoRA trains on {base})"
@@ -71,6 +69,32 @@ def survey(model_name: str | None, tools: int) -> Survey:
     extras = check_extras(plan.device if plan is not None else None)
     return Survey(described, plan, model, serving, base, tuple(sources), tuple(runs),
                   GRPOConfig().steps, extras)
+
+
+def plan_for(gpus: list[Gpu], serving: Path, *, db_calls: bool) -> Plan:
+    """The plan for training ``serving``'s model here, the judge (the serving model, on
+    the GPU) and the held-out eval counted; with ``db_calls`` the call lengths come from
+    the recorded sessions (else the config's bound)."""
+    from deskmate.finetune import hardware
+    from deskmate.finetune.spec import cpu_allowed
+
+    arch = hardware.arch_of_gguf(serving)
+    llama = (hardware.llamacpp_gb(serving.stat().st_size, arch, hardware.LLAMACPP_CONTEXT)
+             if arch is not None and serving.is_file() else 0.0)
+    return hardware.recommend(gpus, arch, cpu_ok=cpu_allowed(str(serving)),
+                              calls=recorded_calls() if db_calls and gpus else None,
+                              judge_gb=llama, eval_gb=llama)
+
+
+def recorded_calls(sessions: int = 200) -> list[Call]:
+    """(prompt, completion) tokens of the model calls in the latest recorded sessions."""
+    from deskmate.app.store import open_db
+    from deskmate.app.store.sessions import get_session, list_sessions
+
+    with open_db() as db:
+        return [(u.prompt_tokens, u.completion_tokens)
+                for summary in list_sessions(db, limit=sessions)
+                for u in get_session(db, summary.id).usage]
 
 
 def bundled_suite() -> Path:

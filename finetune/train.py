@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deskmate.finetune.environment import EnvironmentFor, no_tools, run_in
-from deskmate.finetune.grpo import GRPOConfig, generate, pick_tasks, score, trainables, update
+from deskmate.finetune.grpo import (
+    GRPOConfig,
+    LogprobFn,
+    generate,
+    pick_tasks,
+    score,
+    trainables,
+    update,
+)
 from deskmate.finetune.judge import Judge, Scored, pass_rates
 from deskmate.finetune.progress import Emit, Resumed, RolloutError, Step
 from deskmate.finetune.rollout import Rollout, RolloutSettings, rollout_seed
@@ -47,7 +55,7 @@ def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge:
     import torch
 
     from deskmate.finetune.checkpoint import load_checkpoint, save_checkpoint
-    from deskmate.finetune.policy import PolicyChatModel, batch_logprobs
+    from deskmate.finetune.policy import PolicyChatModel
 
     environment = environment or no_tools
     chat = PolicyChatModel(policy)
@@ -59,12 +67,9 @@ def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge:
         emit(Resumed(step=state.step))
     by_key = {t.key: t for t in tasks}
 
-    def logprobs(prompts, completions):
-        return batch_logprobs(policy, prompts, completions)
-
-    def ref_logprobs(prompts, completions):  # the base model: LoRA switched off
-        with policy.model.disable_adapter():
-            return batch_logprobs(policy, prompts, completions)
+    logprobs, ref_logprobs = loss_logprobs(policy, config)
+    # fp16-only GPUs (no bf16): scale the loss, or small gradients flush to zero.
+    scaler = torch.amp.GradScaler(policy.device) if policy.fp16 else None
 
     started, first = time.perf_counter(), state.step
     for step in range(first + 1, config.steps + 1):
@@ -84,12 +89,12 @@ def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge:
         # score
         scored: list[list[Scored]] = []  # filled group by group, for the pass rates
         rewards = score(groups, functools.partial(_score, judge, by_key, sink=scored))
-        batch = trainables(groups, rewards, lambda r: r.samples)
+        batch = trainables(groups, rewards, lambda r: r.samples, failed=lambda r: bool(r.error))
         t2 = time.perf_counter()
         # update
-        policy.model.train()
+        policy.training()
         stats = update(batch, logprobs, params, optimizer, config,
-                       ref_logprobs if config.kl_beta else None)
+                       ref_logprobs if config.kl_beta else None, scaler=scaler)
         t3 = time.perf_counter()
 
         flat = [r for group in rewards for r in group]
@@ -104,7 +109,8 @@ def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge:
                                    for g, ss in zip(groups, scored, strict=True)
                                    for r, s in zip(g, ss, strict=True) if not r.error]),
             rollout_errors=sum(1 for g in groups for r in g if r.error),
-            groups_used=sum(1 for g in rewards if len(set(g)) > 1),
+            groups_used=sum(1 for g, rs in zip(groups, rewards, strict=True)
+                            if len({x for r, x in zip(g, rs, strict=True) if not r.error}) > 1),
             loss=round(stats.loss, 5), kl=round(stats.kl, 5),
             tokens_generated=gen_tokens, tokens_trained=stats.tokens,
             tokens_per_s=round((gen_tokens + stats.tokens) / (t3 - t0), 1),
@@ -120,6 +126,22 @@ def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge:
         if step % config.checkpoint_every == 0 or step == config.steps:
             save_checkpoint(run_dir, policy.model, optimizer, state)
     return TrainResult(state.history, state.step)
+
+
+def loss_logprobs(policy: Policy, config: GRPOConfig) -> tuple[LogprobFn, LogprobFn]:
+    """The policy's log-probs for the loss, and the base model's (LoRA off) for the KL,
+    both at the rollouts' sampling temperature: the loss is taken under the distribution
+    the tokens were drawn from (rollouts sample at top-p 1, so that is all of it)."""
+    from deskmate.finetune.logprobs import batch_logprobs
+
+    def logprobs(prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]]):
+        return batch_logprobs(policy, prompts, completions, temperature=config.temperature)
+
+    def ref_logprobs(prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]]):
+        with policy.model.disable_adapter():
+            return logprobs(prompts, completions)
+
+    return logprobs, ref_logprobs
 
 
 def _score(judge: Judge, by_key: dict[str, TrainTask], group: Sequence[Rollout], *,

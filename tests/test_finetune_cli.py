@@ -167,3 +167,21 @@ def test_the_install_command_reinstalls_this_checkout_editable():
     assert found.command.startswith(sys.executable)
     # the test venv is `make`'s editable install of this checkout
     assert found.command.endswith(f"-e '{Path(__file__).parent.parent}[finetune]'")
+
+
+def test_the_cli_applies_the_hardware_plan_as_the_screen_does(home, tiny_model_path,
+                                                              monkeypatch):
+    from click.testing import CliRunner
+
+    from deskmate.app.cli import finetune as cli
+    from deskmate.app.cli import main
+    from deskmate.finetune.hardware import CPU_SETTINGS
+
+    monkeypatch.setattr(cli, "_follow", lambda run_dir, json_progress: 0)  # no child
+    result = CliRunner().invoke(main, ["finetune", "--model", str(tiny_model_path),
+                                       "--device", "cpu", "--steps", "3"])
+    assert result.exit_code == 0, result.output
+    [spec] = home.rglob("run-*/spec.json")
+    grpo = json.loads(spec.read_text())["grpo"]
+    # The CPU plan's short rollouts, and what the user typed over it.
+    assert grpo == {**CPU_SETTINGS, "steps": 3, "seed": 0}

@@ -179,3 +179,44 @@ def test_checkpoint_round_trip_and_resume(tmp_path):
     update(_batch(), fresh.logprobs, list(fresh.parameters()), fresh_opt, GRPOConfig())
     assert torch.allclose(fresh.logits, model.logits)
     assert load_checkpoint(tmp_path / "none", Bigram(), fresh_opt).step == 0
+
+
+def test_failed_rollouts_stay_out_of_their_group_statistics():
+    # "x" could not run (its server did not start): it scores 0 but says nothing of the
+    # model. The healthy two are compared with each other only: [1, 0] → [+1, -1]
+    # (with "x" counted the mean would be 1/3 and "b" would look better than it is).
+    a, b, x = [Sample((1,), (2,))], [Sample((1,), (3,))], [Sample((1,), (4,))]
+    out = trainables([["a", "b", "x"]], [[1.0, 0.0, 0.0]],
+                     {"a": a, "b": b, "x": x}.get, failed=lambda r: r == "x")
+    assert [(t.sample, t.advantage) for t in out] == [(a[0], 1.0), (b[0], -1.0)]
+    # One healthy rollout left has nothing to be compared with.
+    assert trainables([["a", "x"]], [[1.0, 0.0]], {"a": a, "x": x}.get,
+                      failed=lambda r: r == "x") == []
+
+
+def test_micro_batches_group_samples_of_similar_length():
+    seen = []
+    model = Bigram()
+
+    def logprobs(prompts, completions):
+        seen.append(sorted(len(p) + len(c) for p, c in zip(prompts, completions, strict=True)))
+        return model.logprobs(prompts, completions)
+
+    lengths = [9, 2, 8, 3, 7, 2]
+    batch = [Trainable(Sample(tuple([0] * (n - 1)), (1,)), 1.0 if i % 2 else -1.0)
+             for i, n in enumerate(lengths)]
+    update(batch, logprobs, list(model.parameters()), torch.optim.SGD(model.parameters(), lr=0.1),
+           GRPOConfig(micro_batch=2))
+    # Padding is to the longest of a micro-batch: long calls go together.
+    assert seen == [[2, 2], [3, 7], [8, 9]]
+
+
+def test_loss_scaling_takes_the_same_step():
+    """fp16 GPUs scale the loss (GradScaler); the step it takes is the unscaled one."""
+    plain, scaled = Bigram(), Bigram()
+    for model, scaler in ((plain, None), (scaled, torch.amp.GradScaler("cpu", init_scale=2.0**12))):
+        opt = torch.optim.SGD(model.parameters(), lr=0.5)
+        stats = update(_batch(), model.logprobs, list(model.parameters()), opt,
+                       GRPOConfig(max_grad_norm=0.05), scaler=scaler)
+        assert stats.grad_norm > 0.05  # clipping acted on the unscaled gradient
+    assert torch.allclose(plain.logits, scaled.logits, atol=1e-6)

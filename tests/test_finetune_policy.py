@@ -142,7 +142,7 @@ def test_greedy_matches_transformers_generate(policy, chat):
 
 @pytest.mark.slow
 def test_sampling_is_seeded_and_logprobs_match_the_loss(policy, chat):
-    from deskmate.finetune.policy import sequence_logprobs
+    from deskmate.finetune.logprobs import sequence_logprobs
 
     params = GenerationParams(max_tokens=8, temperature=1.0, top_p=0.95, seed=7)
     first = complete(chat, CONVERSATION, params).text
@@ -189,7 +189,7 @@ def test_refuses_grammars_and_overlong_prompts(chat):
 def test_sequence_logprobs_by_hand_and_batched(policy):
     import torch
 
-    from deskmate.finetune.policy import batch_logprobs, sequence_logprobs
+    from deskmate.finetune.logprobs import batch_logprobs, sequence_logprobs
 
     tok = policy.tokenizer
     prompt = policy.encode(QUESTION)
@@ -231,3 +231,42 @@ def test_rollout_through_the_agent_loop(policy, chat):
         assert reply.text == record.text
     # The system prompt and the task are prompt ids, never completion ids.
     assert list(records[0].prompt_ids) == policy.encode(runtime.agent.transcript[:2])
+
+
+def _head_rows(policy):
+    """Rows the vocabulary projection computes, call by call (a forward hook)."""
+    rows: list[int] = []
+    head = policy.model.get_output_embeddings()
+    handle = head.register_forward_hook(lambda m, args, out: rows.append(
+        args[0].shape[:-1].numel()))
+    return rows, handle
+
+
+@pytest.mark.slow
+def test_prefill_and_decode_project_only_the_last_position(policy, chat):
+    rows, handle = _head_rows(policy)
+    try:
+        complete(chat, CONVERSATION, GenerationParams(max_tokens=5, temperature=0))
+    finally:
+        handle.remove()
+    # One row per forward: the prompt's other positions never reach the vocabulary.
+    assert rows == [1] * len(chat.last_call.completion_ids)
+
+
+@pytest.mark.slow
+def test_logprobs_project_only_completion_positions(policy):
+    import torch
+
+    from deskmate.finetune.logprobs import batch_logprobs
+
+    tok = policy.tokenizer
+    prompts = [policy.encode(QUESTION), policy.encode(CONVERSATION) + [42] * 150]
+    completions = [tok(" Paris.", add_special_tokens=False)["input_ids"],
+                   tok(" Green, and a long tail.", add_special_tokens=False)["input_ids"]]
+    rows, handle = _head_rows(policy)
+    try:
+        with torch.no_grad():
+            batch_logprobs(policy, prompts, completions)
+    finally:
+        handle.remove()
+    assert sum(rows) == sum(len(c) for c in completions)

@@ -193,3 +193,32 @@ def test_rollout_seeds_differ_per_rollout_and_repeat_per_run():
     assert len(seeds) == 8
     assert rollout_seed(0, 3, "t", 2) == rollout_seed(0, 3, "t", 2) != rollout_seed(1, 3, "t", 2)
     assert all(type(s) is int and 0 <= s < 2**31 for s in seeds)  # plain ints, as torch takes
+
+
+def test_a_full_context_ends_the_rollout_as_an_outcome_at_top_p_1():
+    from deskmate.finetune.grpo import GRPOConfig
+    from deskmate.finetune.policy import ContextFull
+
+    call = '<tool_call>{"name": "fs__read_file", "arguments": {"path": "notes.md"}}</tool_call>'
+
+    class FillsUp(RecordingModel):
+        """Like PolicyChatModel once the prompt passes max_seq_len on the third call."""
+
+        top_ps: list = []
+
+        def stream(self, messages, params=None, cancel=None):
+            self.top_ps.append(params.top_p)
+            if len(self.records) == 2:
+                raise ContextFull("the prompt is 12,300 tokens but the policy allows 12,288")
+            yield from super().stream(messages, params, cancel)
+
+    model = FillsUp([call, call, "never reached"])
+    hub = FakeHub()
+    settings = RolloutSettings.of("eager", GRPOConfig(max_model_calls=4))
+    rollout = run_rollout(model, "t1", "What do my notes say?", ToolGate(SPECS, hub.call),
+                          hub=hub, settings=settings)
+    # Not a failure of the run: scored like an unfinished attempt, its calls trained on.
+    assert rollout.status == "context_full" and rollout.error == ""
+    assert len(rollout.samples) == 2
+    # Training samples from the whole distribution: the loss takes log-probs under it.
+    assert model.top_ps == [1.0, 1.0, 1.0]

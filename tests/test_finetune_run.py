@@ -158,3 +158,55 @@ def test_suite_tasks_with_checks_get_no_judge_rubric(home, tmp_path):
                                   lambda e: None)
     assert sorted(t.metadata["task"] for t in tasks) == ["bare", "files", "verified"]
     assert asked == [True] and all(t.metadata["checked"] for t in tasks)
+
+
+def _no_policy(*args, **kwargs):
+    raise AssertionError("the run must stop before loading the policy")
+
+
+def test_an_architecture_the_exporter_refuses_stops_the_run_before_training(home, tmp_path,
+                                                                             monkeypatch):
+    """phi3 (phi4-mini) used to train for hours and then fail at the export."""
+    from test_finetune_export import write_base
+
+    from deskmate.finetune import pipeline, policy
+    from deskmate.finetune.spec import RunError
+
+    monkeypatch.setattr(policy, "load_policy", _no_policy)
+    phi = write_base(tmp_path / "phi4-mini.gguf", "phi3")
+    spec = RunSpec(base=str(phi), serving_gguf=str(phi), device="cpu")
+    with pytest.raises(RunError, match=r"architecture 'phi3'.*llama, qwen2, qwen3"):
+        pipeline.run(spec, tmp_path, lambda event: None)
+
+
+def test_a_gguf_base_is_not_trained_on_the_gpu(home, tmp_path, monkeypatch, tiny_model_path):
+    """It would load as full bf16 without gradient checkpointing under a 4-bit estimate."""
+    from deskmate.app.llm.base import ModelError
+    from deskmate.finetune import pipeline, policy
+    from deskmate.finetune.spec import RunError
+
+    monkeypatch.setattr(policy, "resolve_device", lambda device: "cuda")
+    with pytest.raises(ModelError, match="Hugging Face checkpoint"):
+        policy.load_policy(tiny_model_path, policy.PolicyConfig(device="cuda"))
+    monkeypatch.setattr(policy, "load_policy", _no_policy)
+    spec = RunSpec(base=str(tiny_model_path), serving_gguf=str(tiny_model_path),
+                   device="cuda")
+    with pytest.raises(RunError, match="Hugging Face checkpoint"):
+        pipeline.run(spec, tmp_path, lambda event: None)
+
+
+def test_lora_targets_keep_what_the_model_has_and_the_exporter_writes():
+    import torch
+
+    from deskmate.app.llm.base import ModelError
+    from deskmate.finetune.policy import PolicyConfig, lora_targets
+
+    class Phi3Layer(torch.nn.Module):  # phi3's fused projections
+        def __init__(self) -> None:
+            super().__init__()
+            self.qkv_proj, self.o_proj = torch.nn.Linear(2, 6), torch.nn.Linear(2, 2)
+            self.gate_up_proj, self.down_proj = torch.nn.Linear(2, 4), torch.nn.Linear(2, 2)
+
+    assert lora_targets(Phi3Layer(), PolicyConfig().target_modules) == ("o_proj", "down_proj")
+    with pytest.raises(ModelError, match="none of the LoRA targets"):
+        lora_targets(torch.nn.Sequential(torch.nn.Linear(2, 2)), ("q_proj", "qkv_proj"))

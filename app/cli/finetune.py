@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from deskmate.app.cli.common import EXIT_FAILURE, EXIT_USAGE, Env, fail
 from deskmate.app.cli.sandbox import require_isolation, unisolated_option
@@ -80,6 +81,11 @@ def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_
         _check_extras(device)  # before start_run: a run that cannot start leaves no row
         grpo = {"steps": steps, "group_size": group, "tasks_per_step": tasks_per_step,
                 "seed": seed, **({"learning_rate": lr} if lr is not None else {})}
+        # The hardware plan (as the Finetune screen applies it), under what was typed.
+        typed = {k for k, name in (("steps", "steps"), ("group_size", "group"),
+                                   ("tasks_per_step", "tasks_per_step"))
+                 if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT}
+        grpo = {**grpo, **{k: v for k, v in _plan(serving, device).items() if k not in typed}}
         spec, run_dir = start_run(RunSpec(
             base=train_base, serving_gguf=str(serving), tasks=source, judge=judge,
             device=device, rubrics=str(rubrics or ""), grpo=grpo))
@@ -98,6 +104,17 @@ def _models(env: Env, model: str | None) -> tuple[Path, str]:
         fail("no model configured: pass --model NAME (e.g. --model tiny for a CPU try)",
              EXIT_USAGE)
     return training_models(name)
+
+
+def _plan(serving: Path, device: str) -> dict[str, Any]:
+    """The GRPO settings this machine's plan sets for ``serving``; exits when none fits."""
+    from deskmate.finetune.hardware import detect_gpus
+    from deskmate.finetune.survey import plan_for
+
+    plan = plan_for([] if device == "cpu" else detect_gpus(), serving, db_calls=True)
+    if plan.device is None:
+        fail(plan.reason, EXIT_USAGE)
+    return plan.grpo
 
 
 def _check_extras(device: str) -> None:
