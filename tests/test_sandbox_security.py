@@ -363,3 +363,19 @@ def test_stray_processes_end_with_the_worker():
         workdir = box.workdir
         assert len(_processes_in(workdir)) >= 2
     assert _processes_in(workdir) == []
+
+
+def test_a_cell_cannot_signal_processes_outside(box):
+    """Not even a host process of the worker's own uid: the jail has its own pids. (The
+    pid is named, not kill(-1): were the jail broken, the test must not kill the
+    user's other processes.)"""
+    uid = box.workdir.stat().st_uid  # the worker's (a throwaway one when we are root)
+    outside = subprocess.Popen(["sleep", "60"], user=uid if os.geteuid() == 0 else None)
+    try:
+        result = box.execute(f"import os, signal\nos.kill({outside.pid}, signal.SIGKILL)")
+        assert result.status == "error" and "ProcessLookupError" in result.error, result
+        assert outside.poll() is None
+    finally:
+        outside.kill()
+        outside.wait()
+    assert_recovers(box)
