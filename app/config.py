@@ -61,7 +61,7 @@ class ModelConfig:
         choices=("llama.cpp", "openai"),
     )
     context: int = _field(8192, "Context window in tokens.", min=256)
-    threads: int = _field(0, "CPU threads for llama.cpp; 0 picks the physical cores.", min=0)
+    threads: int = _field(0, "CPU threads for llama.cpp; 0 = chosen by timing (up to the physical cores).", min=0)
     gpu_layers: int = _field(
         -1, "Layers offloaded to the GPU: -1 all when the build supports it, 0 none.", min=-1
     )
@@ -128,6 +128,9 @@ class KeysConfig:
     allow_tool: str = _key("a", "Approval: allow this tool for the session.")
     trust_server: str = _key("t", "Approval: trust the whole server.")
     deny: str = _key("n", "Approval: deny the call.")
+    question_accept: str = _key("ctrl+s", "A server's question: send the answer (or open "
+                                          "the link).")
+    question_decline: str = _key("ctrl+d", "A server's question: decline it.")
     session_resume: str = _key("enter", "Sessions: resume the highlighted session.")
     session_search: str = _key("slash", "Sessions: search the text of every session.")
     session_rename: str = _key("r", "Sessions: rename.")

@@ -22,19 +22,22 @@ def models(ctx: click.Context) -> None:
 @click.pass_obj
 def list_models(env: Env, as_json: bool) -> None:
     """Show the registry and which models are on this machine."""
+    from deskmate.app.services.machine import machine_fit
     from deskmate.app.services.models import known_models
 
     active = env.config.model.name
+    fit = machine_fit()
     rows = []
     for model in known_models(active):
         rows.append({"name": model.name, "description": model.description,
                      "size_mb": model.size_mb, "path": str(model.path) if model.path else None,
                      "active": model.active, "recommended": model.recommended,
+                     "best_here": model.name == fit.recommended,
                      "source": model.source, "train": model.train})
     if active and active not in {r["name"] for r in rows}:
         rows.append({"name": active, "description": "(from the config)", "size_mb": None,
                      "path": active, "active": True, "recommended": False,
-                     "source": active, "train": ""})
+                     "best_here": False, "source": active, "train": ""})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -45,8 +48,21 @@ def list_models(env: Env, as_json: bool) -> None:
         click.echo(f"{mark} {r['name']:<{width}}  {state:<16}  {r['description']}")
     click.echo("\n* active model.  `deskmate models pull NAME` downloads, "
                "`deskmate models use NAME|PATH` activates.")
+    click.echo(fit.summary())
     if not active:
         click.echo("No model is active yet.")
+
+
+@models.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a line.")
+def fit(as_json: bool) -> None:
+    """Say which llama.cpp build this is and which model fits this machine."""
+    from dataclasses import asdict
+
+    from deskmate.app.services.machine import machine_fit
+
+    found = machine_fit()
+    click.echo(json.dumps(asdict(found), indent=2) if as_json else found.summary())
 
 
 @models.command()

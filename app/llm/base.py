@@ -121,6 +121,9 @@ class ModelInfo:
     path: str = ""
     adapter: str = ""
     gpu_offload: bool = False
+    # Where the layers run, for builds that can offload ("GPU 37/37 layers"); "" on a
+    # CPU-only build, where there is no choice to show.
+    placement: str = ""
 
 
 @runtime_checkable

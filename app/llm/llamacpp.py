@@ -30,8 +30,15 @@ from deskmate.app.llm.base import (
     StreamEvent,
     TokenClock,
 )
-from deskmate.app.llm.gguf_file import GGUFError, NotAnAdapter, check_adapter, inspect_gguf
+from deskmate.app.llm.gguf_file import (
+    GGUFError,
+    GGUFInfo,
+    NotAnAdapter,
+    check_adapter,
+    inspect_gguf,
+)
 from deskmate.app.llm.stops import StopMatcher
+from deskmate.app.llm.threads import ThreadTuner
 
 if TYPE_CHECKING:  # llama_cpp loads its shared library on import: only when a model loads
     from llama_cpp import LlamaGrammar
@@ -65,6 +72,18 @@ def physical_cores() -> int:
     return max(1, available)
 
 
+def _placement(offload: bool, n_gpu: int, gguf: GGUFInfo) -> str:
+    """How many of the model's layers llama.cpp puts on the GPU (blocks + output)."""
+    if not offload:
+        return ""
+    blocks = gguf.metadata.get(f"{gguf.architecture}.block_count")
+    if not isinstance(blocks, int):
+        return "GPU" if n_gpu else "CPU (gpu_layers = 0)"
+    total = blocks + 1
+    on_gpu = total if n_gpu < 0 else min(n_gpu, total)
+    return f"GPU {on_gpu}/{total} layers" if on_gpu else "CPU (gpu_layers = 0)"
+
+
 class LlamaCppModel:
     """A chat model on llama.cpp. One generation at a time (calls are serialised)."""
 
@@ -96,7 +115,8 @@ class LlamaCppModel:
 
         offload = bool(llama_cpp.llama_supports_gpu_offload())
         n_gpu = (-1 if gpu_layers < 0 else gpu_layers) if offload else 0
-        n_threads = threads or physical_cores()
+        cores = physical_cores()
+        n_threads = threads or cores
         train_ctx = gguf.context_length or context
         try:
             self._llm = llama_cpp.Llama(
@@ -125,6 +145,8 @@ class LlamaCppModel:
         self._seed = seed if seed >= 0 else llama_cpp.LLAMA_DEFAULT_SEED
         self._llm.set_seed(self._seed)
         self._lock = threading.Lock()
+        # threads = 0: chosen by timing while decoding (graceful when the CPU is busy).
+        self._tuner = None if threads else ThreadTuner(cores, self._set_threads)
         self._gguf = gguf
         self._adapter = str(adapter or "")
         self._adapter_scale = adapter_scale
@@ -137,6 +159,7 @@ class LlamaCppModel:
             path=str(gguf.path),
             adapter=self._adapter,
             gpu_offload=offload and n_gpu != 0,
+            placement=_placement(offload, n_gpu, gguf),
         )
 
     # ------------------------------------------------------------ prompt
@@ -196,6 +219,8 @@ class LlamaCppModel:
         grammar = self._grammar(params)
         with self._lock:
             clock = TokenClock(time.perf_counter())
+            if self._tuner:
+                self._tuner.begin()
             reused = self._load_prompt(tokens, cancel)
             counts = {"prompt_tokens": len(tokens), "reused_tokens": reused,
                       "evaluated_tokens": len(tokens) - reused if reused >= 0 else 0}
@@ -263,7 +288,10 @@ class LlamaCppModel:
                 if is_eog(vocab, token):
                     finish = "stop"
                     break
-                clock.tick(time.perf_counter())
+                now = time.perf_counter()
+                clock.tick(now)
+                if self._tuner:
+                    self._tuner.tick(now)
                 piece = decoder.decode(llm.detokenize([token], prev_tokens=tokens + generated))
                 generated.append(token)
                 emit, stopped = stops.feed(piece)
@@ -284,6 +312,14 @@ class LlamaCppModel:
         if cancel.is_set():
             finish = "cancelled"
         yield Finished(stops.text, finish, clock.usage(time.perf_counter(), **counts))
+
+    def _set_threads(self, decode: int, batch: int) -> None:
+        self._llama_cpp.llama_set_n_threads(self._llm._ctx.ctx, decode, batch)
+
+    @property
+    def threads(self) -> int:
+        """The thread count decoding uses now (the tuner's pick, or the configured one)."""
+        return int(self._llama_cpp.llama_n_threads(self._llm._ctx.ctx))
 
     def _grammar(self, params: GenerationParams) -> LlamaGrammar | None:
         if params.grammar and params.json_schema:

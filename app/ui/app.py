@@ -265,7 +265,9 @@ class DeskmateApp(ModelWorkers, App[None]):
         if old is not None and old is not message.built.runtime:
             self.close_later(old)
         tools = len(self.conversation.runtime.catalog) if self.conversation.runtime else 0
-        self._set_status(f"{self.model.info.name if self.model else ''} · "
+        where = f" · {self.model.info.placement}" if self.model and self.model.info.placement \
+            else ""  # GPU builds only: how many layers run on the GPU
+        self._set_status(f"{self.model.info.name if self.model else ''}{where} · "
                          f"{self.conversation.active_mode} mode · {tools} tools · ready")
         sandbox = self.conversation.runtime.sandbox if self.conversation.runtime else None
         for view in self.chat_screen.query(ChatView):  # gone when the app is closing
