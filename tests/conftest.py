@@ -58,6 +58,18 @@ def tiny_policy(tiny_model_path):
     return load_policy(tiny_model_path, PolicyConfig(device="cpu", max_seq_len=512))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cells_run_where_nothing_isolates():
+    """Where this machine's sandbox cannot isolate (level rlimits), the agent's cells
+    wait for an approval no test gives: the suite runs them as --allow-unisolated would
+    (tests/test_sandbox_approval.py takes it away to check the refusal itself)."""
+    from deskmate.tools.sandbox import detect_isolation
+    from deskmate.tools.sandbox.gate import ALLOW_ENV
+
+    if detect_isolation().level == "rlimits":
+        os.environ[ALLOW_ENV] = "1"
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch) -> Path:
     """An isolated DESKMATE_HOME; the real user's config is never read or written."""

@@ -83,7 +83,7 @@ def test_an_isolated_sandbox_never_asks(level, monkeypatch):
     ("run", "--no-record", "hello"), ("run", "--no-record", "--yes", "--yes-all", "hello"),
     ("finetune", "--model", "tiny", "--device", "cpu")])
 def test_commands_that_run_code_refuse_without_the_flag(home, args):
-    done = deskmate(*args, home=home, env={OVERRIDE_ENV: "rlimits"}, timeout=120)
+    done = deskmate(*args, home=home, env={OVERRIDE_ENV: "rlimits", ALLOW_ENV: ""}, timeout=120)
     assert done.returncode == 2, done.stderr
     assert "--allow-unisolated" in done.stderr and "rlimits" in done.stderr
     assert "apt install bubblewrap" in done.stderr
@@ -92,7 +92,7 @@ def test_commands_that_run_code_refuse_without_the_flag(home, args):
 def test_eval_in_code_mode_refuses_without_the_flag(home):
     suite = ROOT / "assets/eval/local"
     done = deskmate("eval", "--suite", str(suite), home=home,
-                    env={OVERRIDE_ENV: "rlimits"}, timeout=120)
+                    env={OVERRIDE_ENV: "rlimits", ALLOW_ENV: ""}, timeout=120)
     assert done.returncode == 2 and "--allow-unisolated" in done.stderr, done.stderr
 
 
@@ -100,7 +100,7 @@ def test_eval_in_code_mode_refuses_without_the_flag(home):
 def test_run_with_the_flag_runs_the_cell(home, tiny_model_path):
     done = deskmate("run", "--no-record", "--allow-unisolated", "--model",
                     str(tiny_model_path), "--max-steps", "1", "--max-tokens", "8", "hi",
-                    home=home, env={OVERRIDE_ENV: "rlimits"}, timeout=300)
+                    home=home, env={OVERRIDE_ENV: "rlimits", ALLOW_ENV: ""}, timeout=300)
     assert done.returncode != 2 and "--allow-unisolated" not in done.stderr, done.stderr
 
 

@@ -124,6 +124,7 @@ async def test_the_status_line_shows_the_sandbox_isolation(home, monkeypatch, ca
 
     if cap is not None:
         monkeypatch.setenv("DESKMATE_SANDBOX_ISOLATION", cap)
+        monkeypatch.delenv("DESKMATE_ALLOW_UNISOLATED", raising=False)  # cells ask
     else:
         monkeypatch.delenv("DESKMATE_SANDBOX_ISOLATION", raising=False)
         level = detect_isolation()
