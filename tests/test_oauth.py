@@ -81,11 +81,12 @@ def test_the_whole_chain_and_refresh_across_restarts(tmp_path):
             stats = hub.call("secure", "auth_stats").value()
             assert stats["registrations"] == 1  # dynamic registration, once
             assert stats["authorizations"] == stats["code_exchanges"] == 1
-            assert stats["refreshes"] == 0
+            refreshed = stats["refreshes"]  # 0, unless this machine took 3 s to get here
 
             time.sleep(4)  # the access token expires: the next call refreshes it
             stats = hub.call("secure", "auth_stats").value()
-            assert stats["refreshes"] == 1 and stats["authorizations"] == 1
+            assert stats["refreshes"] > refreshed and stats["authorizations"] == 1
+            refreshed = stats["refreshes"]
 
         path = tokens / "secure.json"
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -96,7 +97,7 @@ def test_the_whole_chain_and_refresh_across_restarts(tmp_path):
             state = hub.start()[0]
             assert state.status == "ready", state.error
             stats = hub.call("secure", "auth_stats").value()
-            assert stats["refreshes"] == 2 and stats["authorizations"] == 1
+            assert stats["refreshes"] > refreshed and stats["authorizations"] == 1
             assert stats["registrations"] == 1
 
 
@@ -113,11 +114,12 @@ def test_an_sse_server_signs_in_too(tmp_path):
 
 @pytest.mark.slow
 def test_a_refused_refresh_asks_to_sign_in_again_and_keeps_the_registration(tmp_path):
-    with oauth_server(token_seconds=2, refresh=False) as url, Hub(
+    # Tokens last 8 s: a loaded machine may take a few seconds to connect after signing in.
+    with oauth_server(token_seconds=8, refresh=False) as url, Hub(
             [secure(url, call_timeout=20)], tmp_path / "logs",
             oauth=OAuthSetup(tmp_path / "tokens")) as hub:
         assert hub.sign_in("secure", headless_answer).status == "ready"
-        time.sleep(3)  # expired, and the server refuses the refresh token
+        time.sleep(9)  # expired, and the server refuses the refresh token
         with pytest.raises(ServerUnavailable, match="deskmate mcp login secure"):
             hub.call("secure", "echo", {"text": "hi"})
         assert hub.state("secure").status == "needs-sign-in"
