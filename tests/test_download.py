@@ -138,3 +138,4 @@ def test_missing_file_on_the_hub(hub, home):
     result = against_hub("models", "pull", "hf:test/tiny-GGUF/absent.gguf", home=home, hub=hub)
     assert result.returncode == 1
     assert "could not download absent.gguf" in result.stderr
+    assert ".." not in result.stderr, "a sentence that ends in a period gets no second one"

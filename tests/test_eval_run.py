@@ -257,7 +257,7 @@ def test_a_server_that_cannot_start_fails_the_task_with_its_error(tmp_path, bins
     outcome = run_eval(suite, suite.select(None), lambda t, m: model, settings(bins, "eager"))
     result = outcome.results[0]
     assert result.score == 0.0 and result.success is False and result.status == "error"
-    assert "MCP server ghost is failed" in result.error and model.calls == []
+    assert "MCP server ghost failed" in result.error and model.calls == []
     assert outcome.summary["modes"]["eager"]["errors"] == 1
 
 

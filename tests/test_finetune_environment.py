@@ -115,7 +115,7 @@ def test_a_server_that_cannot_start_scores_the_rollout_zero(suite_dir, bins, tmp
     model = ScriptedModel(["hi"])
     rollout = run_in(suite_environment(load_suite(suite_dir), bins=bins), model, task,
                      settings=SETTINGS)
-    assert rollout.status == "error" and "MCP server broken is failed" in rollout.error
+    assert rollout.status == "error" and "MCP server broken failed" in rollout.error
     assert model.calls == []  # the model never ran
     assert list(tmp_path.glob("deskmate-train-*")) == []
     # Scored 0 without the judge, though the answer check alone would have passed "hi".

@@ -68,6 +68,7 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
     from deskmate.app.services.mcp_input import InputError
     from deskmate.app.toolspace import mcp_log_dir, oauth_setup
     from deskmate.tools.hub import Hub
+    from deskmate.tools.hub.status import not_ready
     from deskmate.tools.sandbox import SandboxError
 
     text = sys.stdin.read() if task == ("-",) else " ".join(task)
@@ -93,8 +94,7 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
         if hub is not None:
             for state in hub.start():
                 if state.status != "ready":
-                    click.echo(f"warning: MCP server {state.name} is {state.status}: "
-                               f"{state.error.splitlines()[0] if state.error else ''}", err=True)
+                    click.echo(f"warning: {not_ready(state)}", err=True)
         try:
             conversation.build(llm, hub, fall_back=False)
         except SandboxError as exc:

@@ -103,14 +103,13 @@ def _catalog(env: Env, catalog_dir: Path | None) -> Catalog:
         fail("no MCP servers are configured: add one with `deskmate mcp add NAME -- CMD`, "
              "or search recorded snapshots with --catalog DIR", EXIT_USAGE)
     from deskmate.app.toolspace import open_hub
+    from deskmate.tools.hub.status import not_ready
 
     hub = open_hub(env.config)
     try:
         for state in hub.start():
             if state.status != "ready":
-                reason = state.error.splitlines()[0] if state.error else state.status
-                click.echo(f"warning: MCP server {state.name} is {state.status}: {reason}",
-                           err=True)
+                click.echo(f"warning: {not_ready(state)}", err=True)
         specs = hub.tools()
     finally:
         hub.close()

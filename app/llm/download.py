@@ -47,8 +47,8 @@ def pull(spec: str, progress: Progress | None = None,
         # Left in the cache, a bad file would be found there and used by the next
         # `--model`, and the next pull would relink its blob instead of downloading.
         _discard(path)
-        raise ModelError(f"{exc}. The download was removed from the cache; pull again "
-                         "to fetch it anew") from exc
+        raise ModelError(f"{str(exc).rstrip('.')}. The download was removed from the "
+                         "cache; pull again to fetch it anew") from exc
     return path
 
 
@@ -86,8 +86,8 @@ def _hf_download(source: ModelSource, progress: Progress | None,
     except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as exc:
         raise ModelError(
             f"could not download {source.file} from the Hugging Face repo {source.repo}: "
-            f"{exc}. Check the network (or HF_ENDPOINT / HF_TOKEN), or download the .gguf "
-            "yourself and pass its path with --model"
+            f"{str(exc).rstrip('.')}. Check the network (or HF_ENDPOINT / HF_TOKEN), or "
+            "download the .gguf yourself and pass its path with --model"
         ) from exc
 
 

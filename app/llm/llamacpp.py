@@ -136,8 +136,9 @@ class LlamaCppModel:
             raise ModelError(
                 f"llama.cpp could not load {gguf.path}"
                 + (f" with adapter {adapter}" if adapter else "")
-                + f": {exc}. The file may be for an architecture this llama.cpp build does "
-                "not know ({gguf.architecture}), or the machine may lack the memory."
+                + f": {str(exc).rstrip('.')}. The file may be for an architecture this "
+                f"llama.cpp build does not know ({gguf.architecture}), or the machine may "
+                "lack the memory."
             ) from exc
         self._llama_cpp = llama_cpp
         # llama-cpp-python reads a seed of 0 as "random" (`seed or DEFAULT`): set the

@@ -47,6 +47,7 @@ from deskmate.app.ui.messages import (
 )
 from deskmate.app.ui.model_workers import ModelWorkers
 from deskmate.app.ui.workers import report_worker
+from deskmate.tools.hub.status import not_ready
 
 if TYPE_CHECKING:
     from deskmate.app.agent.factory import AgentRuntime
@@ -250,9 +251,7 @@ class DeskmateApp(ModelWorkers, App[None]):
         self._hub_ready = True
         broken = [s for s in message.states if s.status != "ready"]
         for state in broken:
-            self.notify(f"MCP server {state.name} is {state.status}: "
-                        f"{state.error.splitlines()[0] if state.error else ''}",
-                        severity="warning", timeout=8)
+            self.notify(not_ready(state), severity="warning", timeout=8)
         if self.model is not None:
             self.build_agent()
         self._tell_screen()

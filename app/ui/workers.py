@@ -20,8 +20,14 @@ def report_worker(app: App, event: Worker.StateChanged) -> None:
         known = isinstance(error, ValueError) or type(error).__module__.startswith(
             ("deskmate.",))
         app.notify(str(error) if known else f"{type(error).__name__}: {error}",
-                   title="Not done" if known else "Something failed",
-                   severity="error", timeout=12)
+                   title=failure_title(event.worker.name), severity="error", timeout=12)
+
+
+def failure_title(worker_name: str) -> str:
+    """What failed, from the worker's name (its method's: ``load_model`` → "Load model
+    failed"), so a toast says which job it is about."""
+    words = worker_name.strip("_").replace("_", " ").strip()
+    return f"{words[:1].upper()}{words[1:]} failed" if words else "Something failed"
 
 
 class ReportsWorkers(MessagePump):

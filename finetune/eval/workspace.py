@@ -18,6 +18,7 @@ from pathlib import Path
 
 from deskmate.finetune.eval.suite import Suite, Task, substitute
 from deskmate.tools.hub import Hub, ServerConfig
+from deskmate.tools.hub.status import not_ready
 
 BIN_ENV = "DESKMATE_EVAL_BIN"
 GIT_USER = ("deskmate-eval", "eval@deskmate.invalid")
@@ -73,9 +74,7 @@ def start_servers(suite: Suite, task: Task, variables: dict[str, str],
     failed = [s for s in hub.start() if s.status != "ready"]
     if failed:
         hub.close()
-        raise WorkspaceError("; ".join(
-            f"MCP server {s.name} is {s.status}: {(s.error or '').strip()[:300]}"
-            for s in failed))
+        raise WorkspaceError("; ".join(not_ready(s, limit=300) for s in failed))
     return hub
 
 
