@@ -8,6 +8,7 @@ it as ``nobody`` with the system's Python (root's pyenv is not readable by nobod
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import shutil
 import subprocess
@@ -65,7 +66,7 @@ def test_an_ordinary_user_gets_the_same_jail(open_tmp):
             "argv": [str(SYSTEM_PYTHON), "-I", "-S", "-c", PROBE], "fds": []}
     done = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
                            "--clear-groups", str(SYSTEM_PYTHON), "-I", "-S", str(jail),
-                           json.dumps(spec)], capture_output=True, text=True, timeout=60,
+                           marshal.dumps(spec).hex()], capture_output=True, text=True, timeout=60,
                           cwd="/")
     if done.returncode == 126 and "unshare" in done.stderr:
         pytest.skip(f"user namespaces are not allowed here: {done.stderr.strip()}")

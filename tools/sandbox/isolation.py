@@ -13,7 +13,7 @@ as a throwaway uid so that RLIMIT_NPROC (not enforced for root) bounds fork bomb
 from __future__ import annotations
 
 import functools
-import json
+import marshal
 import os
 import shutil
 import subprocess
@@ -147,8 +147,8 @@ def command(level: str, workdir: Path, args: list[str], *, uid: int | None = Non
     if level == "bwrap":
         return [*bwrap_args(workdir, os.geteuid() == 0), "--", *program]
     if level == "unshare":
-        spec = jail_spec(workdir, program, uid, fds)
-        return [str(interpreter()), "-I", "-S", "-B", str(JAIL), json.dumps(spec)]
+        spec = marshal.dumps(jail_spec(workdir, program, uid, fds)).hex()
+        return [str(interpreter()), "-I", "-S", "-B", str(JAIL), spec]
     return program
 
 
