@@ -316,6 +316,21 @@ async def test_prompt_history_and_multiline_paste(home):
         assert prompt.text.count("\n") == 1
 
 
+async def test_f6_in_the_prompt_is_the_chat_key_not_select_line(home):
+    app = make_app(scripted("one"))
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        prompt = app.chat.query_one(PromptArea)
+        prompt.focus()
+        prompt.load_text("a draft")
+        await pilot.press("f6")
+        assert prompt.selected_text == "" and prompt.text == "a draft"
+        await pilot.press("f2")
+        assert app.screen is not app.chat_screen
+        await pilot.press("f6")
+        assert app.screen is app.chat_screen
+
+
 async def test_thumbs_are_stored_as_feedback(home):
     app = make_app(scripted("An answer."))
     async with app.run_test() as pilot:

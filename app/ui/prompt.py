@@ -25,7 +25,10 @@ class PromptArea(TextArea):
     | right | At the end: take the greyed completion of an `@server:uri` or `/server:prompt`. |
     """
 
-    BINDINGS = [Binding("ctrl+j", "newline", "New line", show=False, id="newline")]
+    # TextArea binds F6 to "select line": here it stays the app's key for the chat (F7,
+    # "select all", clashes with nothing and is kept).
+    BINDINGS = [Binding("ctrl+j", "newline", "New line", show=False, id="newline"),
+                Binding("f6", "app.open('chat')", "Chat", show=False)]
 
     DEFAULT_CSS = """
     PromptArea { height: auto; max-height: 10; min-height: 3; }
