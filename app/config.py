@@ -128,6 +128,9 @@ class KeysConfig:
     allow_tool: str = _key("a", "Approval: allow this tool for the session.")
     trust_server: str = _key("t", "Approval: trust the whole server.")
     deny: str = _key("n", "Approval: deny the call.")
+    cell_run: str = _key("y", "Unisolated cell (the sandbox cannot isolate code here): run it.")
+    cell_run_session: str = _key("s", "Unisolated cell: run this session's cells unasked.")
+    cell_skip: str = _key("n", "Unisolated cell: do not run it.")
     question_accept: str = _key("ctrl+s", "A server's question: send the answer (or open "
                                           "the link).")
     question_decline: str = _key("ctrl+d", "A server's question: decline it.")

@@ -77,9 +77,9 @@ class CellApprovalScreen(ModalScreen[CellDecision]):
     """
 
     BINDINGS = [
-        Binding("y", "decide('allow_once')", "Run once", id="allow_once"),
-        Binding("s", "decide('allow_session')", "Run all this session", id="allow_session"),
-        Binding("n", "decide('deny')", "Don't run", id="deny"),
+        Binding("y", "decide('allow_once')", "Run once", id="cell_run"),
+        Binding("s", "decide('allow_session')", "Run all this session", id="cell_run_session"),
+        Binding("n", "decide('deny')", "Don't run", id="cell_skip"),
         Binding("escape", "decide('deny')", "Don't run", show=False),
     ]
 
