@@ -354,6 +354,7 @@ async def test_the_adapter_is_checked_before_it_is_saved_and_the_model_reloads(
 def test_every_key_binding_is_a_config_key_with_the_same_default():
     from deskmate.app.ui.approval import ApprovalScreen
     from deskmate.app.ui.cell_approval import CellApprovalScreen
+    from deskmate.app.ui.elicit import ElicitScreen
     from deskmate.app.ui.finetune import FinetuneScreen
     from deskmate.app.ui.models import ModelsScreen
     from deskmate.app.ui.prompt import PromptArea
@@ -363,8 +364,9 @@ def test_every_key_binding_is_a_config_key_with_the_same_default():
 
     defaults = dataclasses.asdict(KeysConfig())
     ids = []
-    for owner in (DeskmateApp, PromptArea, ApprovalScreen, SessionsScreen, ServersScreen,
-                  ModelsScreen, FinetuneScreen, TaskPickerScreen, CellApprovalScreen):
+    for owner in (DeskmateApp, PromptArea, ApprovalScreen, ElicitScreen, SessionsScreen,
+                  ServersScreen, ModelsScreen, FinetuneScreen, TaskPickerScreen,
+                  CellApprovalScreen):
         for binding in owner.BINDINGS:
             if binding.id is not None:
                 assert defaults.get(binding.id) == binding.key, (owner.__name__, binding.id)

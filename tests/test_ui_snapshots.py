@@ -196,12 +196,15 @@ def test_question_dialog(snap_compare, mcp_bin):
 
     async def run_before(pilot):
         await ready(app, pilot)
+        # Before the dialog covers the chat: the chat is not redrawn under it.
+        app.chat.query_one("#prompt").cursor_blink = False
         await ask(app, pilot, "fill in the form")
         await wait_for(pilot, lambda: isinstance(app.screen, ElicitScreen), what="question")
         await wait_for(pilot, lambda: [b.status for b in app.chat.query(ActionBlock)] == [
             "waiting"] and not app.chat.query(ReplyBlock), what="the chat")
-        app.chat.query_one("#prompt").cursor_blink = False
-        app.screen.query_one("#field-0").cursor_blink = False
+        field = app.screen.query_one("#field-0")
+        await wait_for(pilot, lambda: app.focused is field, what="the first field's focus")
+        field.cursor_blink = False
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=(110, 40), run_before=run_before)

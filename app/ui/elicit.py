@@ -104,9 +104,10 @@ class ElicitScreen(ModalScreen[ElicitAnswer]):
     """
 
     BINDINGS = [
-        Binding("ctrl+s", "answer('accept')", "Accept", id="elicit_accept", priority=True),
-        Binding("ctrl+d", "answer('decline')", "Decline", id="elicit_decline", priority=True),
-        Binding("escape", "answer('cancel')", "Cancel", id="elicit_cancel"),
+        Binding("ctrl+s", "answer('accept')", "Accept", id="question_accept", priority=True),
+        Binding("ctrl+d", "answer('decline')", "Decline", id="question_decline",
+                priority=True),
+        Binding("escape", "answer('cancel')", "Cancel"),
     ]
 
     DEFAULT_CSS = """
