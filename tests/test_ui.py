@@ -331,6 +331,21 @@ async def test_f6_in_the_prompt_is_the_chat_key_not_select_line(home):
         assert app.screen is app.chat_screen
 
 
+async def test_the_theme_chosen_is_kept_for_the_next_start(home):
+    app = make_app(scripted("one"))
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        assert not (home / "config.toml").exists(), "starting must not write the config"
+        await pilot.press("ctrl+t")
+        await app.workers.wait_for_complete()
+        assert app.theme == "textual-light"
+    assert load_config(home / "config.toml").ui.theme == "textual-light"
+    again = DeskmateApp(load_config(home / "config.toml"), model_factory=lambda c, s: scripted("x"))
+    async with again.run_test() as pilot:
+        await pilot.pause()
+        assert again.theme == "textual-light"
+
+
 async def test_thumbs_are_stored_as_feedback(home):
     app = make_app(scripted("An answer."))
     async with app.run_test() as pilot:

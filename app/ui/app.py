@@ -24,9 +24,10 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
+from textual.theme import Theme
 from textual.worker import Worker, get_current_worker
 
-from deskmate.app.config import Config
+from deskmate.app.config import Config, update_config
 from deskmate.app.llm import ChatModel, ModelError, NoModelConfigured, open_model
 from deskmate.app.services import models as model_ops
 from deskmate.app.services.conversation import Conversation
@@ -146,6 +147,8 @@ class DeskmateApp(ModelWorkers, App[None]):
     def on_mount(self) -> None:
         if self.config.ui.theme in self.available_themes:
             self.theme = self.config.ui.theme
+        # Ctrl+T and the palette's theme picker both change it: keep the choice.
+        self.theme_changed_signal.subscribe(self, self._keep_theme)
         self.apply_keymap()
         self.switch_mode("chat")
 
@@ -433,6 +436,20 @@ class DeskmateApp(ModelWorkers, App[None]):
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    def _keep_theme(self, theme: Theme) -> None:
+        if theme.name == self.config.ui.theme:
+            return  # the one from the config, applied at start
+        self.config = dataclasses.replace(
+            self.config, ui=dataclasses.replace(self.config.ui, theme=theme.name))
+        self.save_theme(theme.name)
+
+    @work(thread=True, exclusive=True, group="theme", exit_on_error=False)
+    def save_theme(self, name: str) -> None:
+        def mutate(data: dict) -> None:
+            data.setdefault("ui", {})["theme"] = name
+
+        update_config(mutate, self.config_path)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
