@@ -40,6 +40,19 @@ def test_add_stdio_and_remote_then_remove(home):
     assert missing.returncode == 1 and "no server named 'git'" in missing.stderr
 
 
+def test_add_warns_when_the_command_is_not_found_but_keeps_the_server(home, tmp_path):
+    result = deskmate("mcp", "add", "ghost", "--", "no-such-mcp-server-xyz", "--flag", home=home)
+    assert result.returncode == 0, result.stderr
+    assert "command 'no-such-mcp-server-xyz' is not on PATH" in result.stderr
+    assert servers_in(home)["ghost"]["command"] == "no-such-mcp-server-xyz"
+    found = deskmate("mcp", "add", "py", "--", sys.executable, "-V", home=home)
+    assert found.returncode == 0 and "warning" not in found.stderr
+    script = tmp_path / "server.sh"
+    script.write_text("#!/bin/sh\n")  # not executable
+    odd = deskmate("mcp", "add", "local", "--", str(script), home=home)
+    assert odd.returncode == 0 and "is not an executable file" in odd.stderr
+
+
 def test_add_rejects_bad_input(home):
     assert deskmate("mcp", "add", "x", home=home).returncode == 2
     bad = deskmate("mcp", "add", "bad name!", "--", "cmd", home=home)

@@ -88,6 +88,8 @@ def add(env: Env, name: str, command: tuple[str, ...], url: str | None, transpor
         raise click.ClickException(f"{exc}; use --force to replace it") from exc
     described = edit.config.mcp.servers[name].describe()
     click.echo(f"added {name}: {described}  (check it with `deskmate mcp test {name}`)")
+    if edit.warning:
+        click.echo(f"warning: {edit.warning}", err=True)
 
 
 @mcp.command()

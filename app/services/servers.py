@@ -8,7 +8,9 @@ What ``deskmate mcp …`` and the servers screen both do. Config writes go throu
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -48,6 +50,7 @@ class ConfigEdit:
 
     config: Config  # the config as written
     note: str  # what changed, in one line ("git disabled")
+    warning: str = ""  # written, but it will not work as it stands (a command not found)
 
 
 # ---------------------------------------------------------------- add, remove, toggle
@@ -83,8 +86,13 @@ def table_from_line(target: str) -> dict[str, Any]:
 
 def add_server(name: str, table: dict[str, Any], config_path: Path | None, *,
                replace: bool = False) -> ConfigEdit:
-    """Check the server and write it; an existing name is ``ServerExists`` unless ``replace``."""
-    checked = check_server(name, table).to_table()
+    """Check the server and write it; an existing name is ``ServerExists`` unless ``replace``.
+
+    A command that cannot be found is written all the same (it may be installed next)
+    with a ``warning`` saying so.
+    """
+    server = check_server(name, table)
+    checked = server.to_table()
 
     def mutate(data: dict[str, Any]) -> None:
         servers = data.setdefault("mcp", {}).setdefault("servers", {})
@@ -92,7 +100,26 @@ def add_server(name: str, table: dict[str, Any], config_path: Path | None, *,
             raise ServerExists(f"a server named {name!r} already exists")
         servers[name] = checked
 
-    return ConfigEdit(update_config(mutate, config_path), f"added {name}")
+    return ConfigEdit(update_config(mutate, config_path), f"added {name}",
+                      warning=missing_command(server))
+
+
+def missing_command(server: ServerConfig) -> str:
+    """Why a stdio server's command will not start, or "" when it is found."""
+    if not server.command:
+        return ""
+    command = os.path.expanduser(server.command)
+    if os.sep in command:
+        where = Path(server.cwd).expanduser() / command if server.cwd else Path(command)
+        if os.access(where, os.X_OK) and where.is_file():
+            return ""
+        return (f"{server.name}: {where} is not an executable file; the server will fail "
+                "to start until it is")
+    search = server.env.get("PATH") or os.environ.get("PATH", "")
+    if shutil.which(command, path=search):
+        return ""
+    return (f"{server.name}: command {command!r} is not on PATH; the server will fail to "
+            "start until it is installed (or give its full path)")
 
 
 def remove_server(name: str, config_path: Path | None) -> ConfigEdit:

@@ -172,6 +172,8 @@ class ServersScreen(TableScreen):
         handler, which shows its message."""
         edit = change(host(self).config_path)
         self.app.post_message(ConfigChanged(edit.config, edit.note, restart_hub=True))
+        if edit.warning:
+            self.notify(edit.warning, title="Added, but", severity="warning", timeout=12)
 
     @work(thread=True, exclusive=True, group="server-restart", exit_on_error=False)
     def restart_server(self, name: str) -> None:
