@@ -19,11 +19,12 @@ distribution the rollouts were drawn from.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # torch loads with the policy
     from torch import Tensor
     from torch.nn import Module
+    from transformers import PreTrainedModel
 
     from deskmate.finetune.policy import Policy
 
@@ -70,7 +71,8 @@ def batch_logprobs(policy: Policy, prompts: Sequence[Sequence[int]],
     input_ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=device)
     attention = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs],
                              device=device)
-    causal_lm = policy.model.get_base_model()
+    # PEFT types the wrapped model as a plain Module; it is the transformers CausalLM.
+    causal_lm = cast("PreTrainedModel", policy.model.get_base_model())
     hidden = causal_lm.get_decoder()(input_ids=input_ids, attention_mask=attention,
                                      use_cache=False).last_hidden_state
     # Position t predicts token t + 1: completion i of row r is predicted at len(p) - 1 + i.
@@ -78,8 +80,10 @@ def batch_logprobs(policy: Policy, prompts: Sequence[Sequence[int]],
     cols = torch.tensor([len(p) - 1 + i for p, c in zip(prompts, completions, strict=True)
                          for i in range(len(c))], device=device)
     targets = torch.tensor([t for c in completions for t in c], device=device)
-    picked = _project(causal_lm.get_output_embeddings(), hidden[rows, cols], targets,
-                      temperature)
+    head = causal_lm.get_output_embeddings()
+    if head is None:
+        raise ValueError(f"{type(causal_lm).__name__} has no output head to score tokens with")
+    picked = _project(head, hidden[rows, cols], targets, temperature)
     longest = max(len(c) for c in completions)
     mask = torch.tensor([[1.0] * len(c) + [0.0] * (longest - len(c)) for c in completions],
                         device=device)

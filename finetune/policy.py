@@ -221,8 +221,10 @@ def _load_unsloth(base: str, config: PolicyConfig) -> Policy:
         model, r=config.lora_rank, lora_alpha=config.lora_alpha,
         lora_dropout=config.lora_dropout, target_modules=list(targets),
         bias="none", use_gradient_checkpointing="unsloth", random_state=config.seed)
+    # Unsloth wraps its static for_inference/for_training in functools.wraps, which
+    # hides them from pyright.
     return _policy(model, tokenizer, "cuda", config, base, "unsloth", targets,
-                   switch=FastLanguageModel)
+                   switch=FastLanguageModel)  # pyright: ignore[reportArgumentType]
 
 
 def _load_peft(base: str | Path, config: PolicyConfig, device: str) -> Policy:

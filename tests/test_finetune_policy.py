@@ -270,3 +270,21 @@ def test_logprobs_project_only_completion_positions(policy):
     finally:
         handle.remove()
     assert sum(rows) == sum(len(c) for c in completions)
+
+
+@pytest.mark.slow
+def test_the_loss_takes_log_probs_at_the_sampling_temperature(policy, chat):
+    """Rollouts sample at T with top-p 1: the loss must score tokens under that same
+    distribution (at T = 1 it scored them under another one, off-policy)."""
+    from deskmate.finetune.grpo import GRPOConfig
+    from deskmate.finetune.train import loss_logprobs
+
+    complete(chat, CONVERSATION, GenerationParams(max_tokens=6, temperature=0.6, top_p=1.0,
+                                                  seed=3))
+    record = chat.last_call
+    logprobs, _ = loss_logprobs(policy, GRPOConfig(temperature=0.6))
+    got, _ = logprobs([record.prompt_ids], [record.completion_ids])
+    assert got[0].detach().tolist() == pytest.approx(list(record.logprobs), abs=1e-4)
+    at_one, _ = loss_logprobs(policy, GRPOConfig(temperature=1.0))
+    assert at_one([record.prompt_ids], [record.completion_ids])[0][0].tolist() != \
+        pytest.approx(list(record.logprobs), abs=1e-3)
