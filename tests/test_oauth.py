@@ -102,6 +102,22 @@ def test_the_whole_chain_and_refresh_across_restarts(tmp_path):
 
 
 @pytest.mark.slow
+def test_two_processes_share_a_sign_in_whose_refresh_token_rotates(tmp_path):
+    tokens = tmp_path / "tokens"
+    with oauth_server(token_seconds=3) as url, \
+            Hub([secure(url)], tmp_path / "a", oauth=OAuthSetup(tokens)) as first:
+        assert first.sign_in("secure", headless_answer).status == "ready"
+        with Hub([secure(url)], tmp_path / "b", oauth=OAuthSetup(tokens)) as second:
+            assert second.start()[0].status == "ready"
+            time.sleep(4)
+            before = first.call("secure", "auth_stats").value()["refreshes"]  # rotates
+            # The second one refreshes with the token the first one kept, not its own
+            # spent copy (the server accepts each refresh token once).
+            stats = second.call("secure", "auth_stats").value()
+            assert stats["refreshes"] > before and stats["authorizations"] == 1
+
+
+@pytest.mark.slow
 def test_an_sse_server_signs_in_too(tmp_path):
     with oauth_server(sse=True) as url, Hub(
             [secure(url, transport="sse")], tmp_path / "logs",

@@ -96,6 +96,14 @@ class ServerOAuth(OAuthClientProvider):
         await super()._initialize()
         self.context.token_expiry_time = self._file.expires_at()
 
+    async def _refresh_token(self) -> httpx2.Request:
+        # Another deskmate process (the app, `deskmate run`) may have refreshed since we
+        # loaded the tokens, and a rotated refresh token works only once: use the newest.
+        stored = await self._file.get_tokens()
+        if stored is not None and stored.refresh_token:
+            self.context.current_tokens = stored
+        return await super()._refresh_token()
+
 
 ServerAuth = SignInProbe | ServerOAuth
 
