@@ -137,3 +137,28 @@ def test_importing_it_loads_no_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_plan_reads_call_lengths_from_recorded_sessions(home, tiny_model_path):
+    """The worst micro-batch comes from the user's own recorded model calls."""
+    from deskmate.app.agent import events as ev
+    from deskmate.app.llm.base import Usage
+    from deskmate.app.store import Recorder, open_db
+    from deskmate.finetune.hardware import LLAMACPP_CONTEXT, llamacpp_gb
+    from deskmate.finetune.survey import plan_for, recorded_calls
+
+    with open_db() as db:
+        rec = Recorder.new(db, model="m")
+        rec.record(ev.TurnStarted(turn=1, user_message="list my files"))
+        for step, (p, c) in enumerate([(1500, 120), (2600, 300)], start=1):
+            rec.record(ev.ModelMessage(step=step, text="x", finish_reason="stop",
+                                       usage=Usage(prompt_tokens=p, completion_tokens=c)))
+    assert recorded_calls() == [(1500, 120), (2600, 300)]
+    gpu = [Gpu("RTX 4090", 24.0, 23.0)]
+    plan = plan_for(gpu, tiny_model_path, db_calls=True)
+    arch = arch_of_gguf(tiny_model_path)
+    judge = llamacpp_gb(tiny_model_path.stat().st_size, arch, LLAMACPP_CONTEXT)
+    assert plan.vram_gb == vram_estimate(arch, calls=[(1500, 120), (2600, 300)],
+                                         judge_gb=judge, eval_gb=judge)["total"]
+    assert plan_for(gpu, tiny_model_path, db_calls=False).vram_gb == vram_estimate(
+        arch, calls=bound_calls(GRPOConfig()), judge_gb=judge, eval_gb=judge)["total"]

@@ -114,3 +114,18 @@ def test_one_grpo_step_and_export(unsloth, tiny_model_path, tmp_path):
         with torch.no_grad():
             for p, b in zip(params, before, strict=True):
                 p.copy_(b)
+
+
+def test_an_fp16_gpu_trains_fp32_lora_with_a_loss_scaler(tiny_model_path, monkeypatch):
+    """A T4 has no bf16: Unsloth loads in fp16, where unscaled gradients underflow."""
+    import torch
+
+    from deskmate.finetune import policy as P
+
+    fast = install(monkeypatch)
+    fast.gpu_dtype = torch.float16
+    fp16 = P._load_unsloth(str(tiny_model_path), P.PolicyConfig(max_seq_len=512))
+    assert fp16.fp16
+    assert fp16.model.get_base_model().dtype == torch.float16
+    # GradScaler unscales fp32 gradients only: the LoRA weights are fp32.
+    assert {p.dtype for p in fp16.model.parameters() if p.requires_grad} == {torch.float32}

@@ -76,6 +76,9 @@ class FastLanguageModel:
 
     inference_calls = 0
     training_calls = 0
+    # What ``dtype=None`` resolves to: bf16 on most GPUs, fp16 on a T4/V100 (a test sets
+    # it); float32 stands in for bf16 on the CPU.
+    gpu_dtype: Any = None
 
     @staticmethod
     def from_pretrained(model_name: str, max_seq_length: int, load_in_4bit: bool,
@@ -83,6 +86,8 @@ class FastLanguageModel:
         # Real Unsloth takes a Hugging Face checkpoint; here the tiny GGUF stands in.
         model, tokenizer = _base(model_name)
         model = copy.deepcopy(model)
+        if dtype is None and FastLanguageModel.gpu_dtype is not None:
+            model.to(FastLanguageModel.gpu_dtype)
         model.max_seq_length = max_seq_length
         _patch(model)
         return model, tokenizer
@@ -127,6 +132,7 @@ def install(monkeypatch) -> type[FastLanguageModel]:
     module.FastLanguageModel = FastLanguageModel  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "unsloth", module)
     FastLanguageModel.inference_calls = FastLanguageModel.training_calls = 0
+    FastLanguageModel.gpu_dtype = None
     return FastLanguageModel
 
 
