@@ -51,7 +51,7 @@ def survey(model_name: str | None, tools: int) -> Survey:
             model = str(exc)
         else:
             serving = str(path)
-            plan = plan_for(gpus, path, db_calls=True)
+            plan = plan_for(gpus, path, db_calls=True, base=base)
             model = Path(model_name).name
             if plan.device == "cuda" and base != serving:
                 model += f" (the LoRA trains on {base})"
@@ -71,12 +71,17 @@ def survey(model_name: str | None, tools: int) -> Survey:
                   GRPOConfig().steps, extras)
 
 
-def plan_for(gpus: list[Gpu], serving: Path, *, db_calls: bool) -> Plan:
+def plan_for(gpus: list[Gpu], serving: Path, *, db_calls: bool, base: str = "") -> Plan:
     """The plan for training ``serving``'s model here, the judge (the serving model, on
     the GPU) and the held-out eval counted; with ``db_calls`` the call lengths come from
-    the recorded sessions (else the config's bound)."""
+    the recorded sessions (else the config's bound). A GPU plan for a ``base`` that is
+    only a GGUF is no plan: it would load as full bf16, not as the 4-bit estimate."""
     from deskmate.finetune import hardware
+    from deskmate.finetune.policy import gguf_on_gpu
     from deskmate.finetune.spec import cpu_allowed
+
+    if gpus and base.endswith(".gguf"):
+        return Plan(None, gguf_on_gpu(base))
 
     arch = hardware.arch_of_gguf(serving)
     llama = (hardware.llamacpp_gb(serving.stat().st_size, arch, hardware.LLAMACPP_CONTEXT)

@@ -162,3 +162,6 @@ def test_the_plan_reads_call_lengths_from_recorded_sessions(home, tiny_model_pat
                                          judge_gb=judge, eval_gb=judge)["total"]
     assert plan_for(gpu, tiny_model_path, db_calls=False).vram_gb == vram_estimate(
         arch, calls=bound_calls(GRPOConfig()), judge_gb=judge, eval_gb=judge)["total"]
+    # A model with only a GGUF gets no GPU plan (it would train as full bf16).
+    gguf_only = plan_for(gpu, tiny_model_path, db_calls=False, base=str(tiny_model_path))
+    assert gguf_only.device is None and "Hugging Face checkpoint" in gguf_only.reason

@@ -85,7 +85,8 @@ def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_
         typed = {k for k, name in (("steps", "steps"), ("group_size", "group"),
                                    ("tasks_per_step", "tasks_per_step"))
                  if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT}
-        grpo = {**grpo, **{k: v for k, v in _plan(serving, device).items() if k not in typed}}
+        grpo = {**grpo, **{k: v for k, v in _plan(serving, device, train_base).items()
+                           if k not in typed}}
         spec, run_dir = start_run(RunSpec(
             base=train_base, serving_gguf=str(serving), tasks=source, judge=judge,
             device=device, rubrics=str(rubrics or ""), grpo=grpo))
@@ -106,12 +107,13 @@ def _models(env: Env, model: str | None) -> tuple[Path, str]:
     return training_models(name)
 
 
-def _plan(serving: Path, device: str) -> dict[str, Any]:
+def _plan(serving: Path, device: str, base: str) -> dict[str, Any]:
     """The GRPO settings this machine's plan sets for ``serving``; exits when none fits."""
     from deskmate.finetune.hardware import detect_gpus
     from deskmate.finetune.survey import plan_for
 
-    plan = plan_for([] if device == "cpu" else detect_gpus(), serving, db_calls=True)
+    plan = plan_for([] if device == "cpu" else detect_gpus(), serving, db_calls=True,
+                    base=base)
     if plan.device is None:
         fail(plan.reason, EXIT_USAGE)
     return plan.grpo
