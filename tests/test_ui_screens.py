@@ -515,3 +515,24 @@ async def test_server_news_is_handled_once_and_redraws_the_servers_screen(home, 
         app.post_message(HubChanged(ServerState("toy", "ready")))
         await pilot.pause(0.3)
     assert len(handled) == 2 and len(redrawn) == 1
+
+
+async def test_the_preview_folds_the_system_prompt_and_scrolls_to_a_search_hit(home):
+    long = "\n\n".join(f"Paragraph {i} about sailing ships." for i in range(60))
+    app = make_app(scripted(long, "The word is zanzibar."))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(app, pilot)
+        for text in ("Tell me about ships", "And the word?"):
+            await ask(app, pilot, text)
+            await turn_done(app, pilot)
+        await pilot.press("f2")
+        preview = app.screen.query_one("#session-preview")
+        detail = app.screen.query_one(".screen-detail")
+        await wait_for(pilot, lambda: "Paragraph 3 " in preview.source, what="the preview")
+        assert "(system prompt, " in preview.source, "the system prompt is one line"
+        assert preview.source.index("(system prompt") < preview.source.index("## user")
+        assert detail.scroll_y == 0
+        await pilot.press("slash")
+        app.screen.query_one("#session-query").value = "zanzibar"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: detail.scroll_y > 20, what="the preview at the hit")

@@ -105,7 +105,9 @@ def when(at: float) -> str:
     return datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M")
 
 
-def session_markdown(detail: SessionDetail) -> str:
+def session_markdown(detail: SessionDetail, *, fold_system: bool = False) -> str:
+    """The session as Markdown; ``fold_system`` puts a line in place of the system
+    prompt (a preview starts with the conversation, not with forty lines of it)."""
     s = detail.summary
     rating = {1: "up", -1: "down"}.get(s.rating or 0, "unrated")
     lines = [f"# {s.title or '(untitled session)'}", "",
@@ -116,6 +118,11 @@ def session_markdown(detail: SessionDetail) -> str:
     for m in detail.messages:
         label = m.role + (f" (turn {m.turn})" if m.turn else "")
         lines += [f"## {label}", ""]
+        if m.role == "system" and fold_system:
+            count = len(m.content.splitlines())
+            lines[-2:] = [f"*(system prompt, {count} line{'s' if count != 1 else ''}: in "
+                          "the export)*", ""]
+            continue
         if m.role == "tool":
             lines += [f"Reply to `{m.tool_call_id}`:", "", _fence(m.content)]
         else:

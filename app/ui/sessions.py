@@ -6,6 +6,7 @@ message back; the screen only draws what arrives.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,9 +17,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Markdown, Static
+from textual.widgets.markdown import MarkdownBlock
 
 from deskmate.app.ui.chat import ChatView
 from deskmate.app.ui.dialogs import AskScreen, ConfirmScreen
+from deskmate.app.ui.export_file import export
 from deskmate.app.ui.host import host
 from deskmate.app.ui.messages import SessionResumed
 from deskmate.app.ui.tables import TableScreen
@@ -27,7 +30,7 @@ from deskmate.app.ui.workers import post_fresh
 if TYPE_CHECKING:
     from deskmate.app.llm.base import ChatModel
     from deskmate.app.services.conversation import Conversation
-    from deskmate.app.store import Database, SearchHit, SessionSummary
+    from deskmate.app.store import SearchHit, SessionSummary
 
 PREVIEW_CHARS = 6000
 LIST_LIMIT = 500
@@ -138,7 +141,7 @@ class SessionsScreen(TableScreen):
         from deskmate.app.store.export import session_markdown
 
         with open_db() as db:
-            text = session_markdown(get_session(db, session_id))
+            text = session_markdown(get_session(db, session_id), fold_system=True)
         if len(text) > PREVIEW_CHARS:
             text = text[:PREVIEW_CHARS] + "\n\n… (export the session for the rest)"
         self.post_message(self.Previewed(session_id, text))
@@ -190,9 +193,23 @@ class SessionsScreen(TableScreen):
     def selected_row(self, event: DataTable.RowSelected) -> None:
         self.action_resume()
 
-    def on_sessions_screen_previewed(self, message: Previewed) -> None:
+    async def on_sessions_screen_previewed(self, message: Previewed) -> None:
         if message.session_id == self.selected:
-            self.query_one("#session-preview", Markdown).update(message.markdown)
+            preview = self.query_one("#session-preview", Markdown)
+            await preview.update(message.markdown)
+            self.show_hit(preview)
+
+    def show_hit(self, preview: Markdown) -> None:
+        """Scroll the preview to the first block holding a searched word (the top when
+        there is no search)."""
+        words = [w.lower() for w in re.findall(r"\w+", self.query_one(
+            "#session-query", Input).value) if w.upper() not in ("AND", "OR", "NOT", "NEAR")]
+        for block in preview.query(MarkdownBlock) if words else ():
+            text = (block.source or "").lower()
+            if any(w in text for w in words):
+                block.scroll_visible(top=True, animate=False)
+                return
+        self.query_one(".screen-detail", VerticalScroll).scroll_home(animate=False)
 
     def on_sessions_screen_changed(self, message: Changed) -> None:
         self.notify(message.note)
@@ -267,16 +284,3 @@ class SessionsScreen(TableScreen):
 def _title(summary: SessionSummary) -> str:
     title = summary.title or "(untitled)"
     return INTERRUPTED + title if summary.status == "interrupted" else title
-
-
-def export(db: Database, session_id: str, path: Path) -> str:
-    from deskmate.app.files import atomic_writer
-    from deskmate.app.store.export import export_jsonl, export_markdown
-
-    writer = export_markdown if path.suffix.lower() in (".md", ".markdown") else export_jsonl
-    try:
-        with atomic_writer(path) as out:  # a failed export leaves no half-written file
-            count = writer(db, out, [session_id])
-    except OSError as exc:
-        raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    return f"exported {count} session{'s' if count != 1 else ''} to {path}"
