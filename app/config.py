@@ -61,7 +61,8 @@ class ModelConfig:
         choices=("llama.cpp", "openai"),
     )
     context: int = _field(8192, "Context window in tokens.", min=256)
-    threads: int = _field(0, "CPU threads for llama.cpp; 0 = chosen by timing (up to the physical cores).", min=0)
+    threads: int = _field(
+        0, "CPU threads for llama.cpp; 0 = chosen by timing (up to the physical cores).", min=0)
     gpu_layers: int = _field(
         -1, "Layers offloaded to the GPU: -1 all when the build supports it, 0 none.", min=-1
     )

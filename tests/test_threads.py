@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from deskmate.app.llm.llamacpp import LlamaCppModel, physical_cores
 from deskmate.app.llm.base import ChatMessage, GenerationParams
+from deskmate.app.llm.llamacpp import LlamaCppModel, physical_cores
 from deskmate.app.llm.threads import ThreadTuner, candidates
 
 
