@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import toy_server
 
 from deskmate.tools.hub import Hub, ServerConfig, ToolTimeout
 from deskmate.tools.hub.calls import CallClock, CallHooks, Progress
@@ -216,3 +217,41 @@ def test_forms_are_checked_and_converted():
     with pytest.raises(UnsupportedForm, match="'nested'"):
         parse_form({"type": "object", "properties": {"nested": {"type": "object"}}})
     assert decline(ElicitRequest("s", "m")).action == "decline"
+
+
+@pytest.fixture(scope="module")
+def asks(tmp_path_factory):
+    """A Python SDK server whose tools use ``ctx.elicit`` and ``ctx.report_progress``."""
+    with Hub([toy_server("asks", "asks.py", call_timeout=5)],
+             tmp_path_factory.mktemp("asks-logs")) as hub:
+        assert hub.start()[0].status == "ready", hub.state("asks").error
+        yield hub
+
+
+def test_deskmate_introduces_itself_and_declares_elicitation(asks):
+    from importlib.metadata import version
+
+    text = asks.call("asks", "whoami", {}).text
+    assert text.startswith(f"deskmate {version('deskmate')}: ")
+    assert "elicitation" in text and "roots" not in text and "sampling" not in text
+
+
+def test_an_sdk_servers_typed_question(asks):
+    asker = Recording(ElicitAnswer("accept", {"date": "2026-12-24", "people": 4}))
+    result = asks.call("asks", "book", {}, hooks=CallHooks(asker=asker))
+    assert result.text == "booked 2026-12-24 for 4"
+    fields = {f.name: f for f in asker.asked[0].fields}
+    assert fields["date"].required and fields["people"].default == 2
+    assert (fields["people"].minimum, fields["people"].maximum) == (1, 12)
+    assert fields["terrace"].kind == "boolean"
+    # Its defaults, as the headless answerer sends them, need the required date.
+    assert asks.call("asks", "book", {}, hooks=CallHooks(asker=AcceptDefaults())).is_error
+    assert asks.call("asks", "book", {}).text == "not booked (decline)"
+
+
+def test_progress_messages_reach_the_caller(asks):
+    seen: list[Progress] = []
+    asks.call("asks", "count", {"steps": 3}, hooks=CallHooks(on_progress=seen.append))
+    assert [(p.progress, p.total, p.message) for p in seen] == [
+        (1, 3, "step 1 of 3"), (2, 3, "step 2 of 3"), (3, 3, "step 3 of 3")]
+    assert seen[0].bar(cells=3) == "▰▱▱ 1/3 step 1 of 3"
