@@ -158,7 +158,27 @@ def test_bare_call_of_a_shadowed_tool_gets_a_hint(hub):
     # says how to call it.
     events, _, _ = run(hub, [py("del add\nadd(a=1, b=2)"), "Final answer: x"])
     content = of(events, ev.Observation)[0].content
-    assert "NameError" in content and "call it as toy.add(...)" in content
+    assert "NameError" in content and "call it as toy.add(a: int, b: int)" in content
+
+
+def test_a_made_up_name_gets_the_closest_tool_or_the_servers(hub):
+    events, _, _ = run(hub, [py("print(adds(a=1, b=2))"), py("calculator.calculate('1+2')"),
+                             "Final answer: x"])
+    close, unknown = (o.content for o in of(events, ev.Observation))
+    assert "did you mean toy.add(a: int, b: int)?" in close
+    assert "calculator is not defined" in unknown and "servers toy" in unknown
+    assert "search_tools(" in unknown
+
+
+def test_a_failed_call_with_positional_arguments_shows_their_binding(hub):
+    # Positional arguments bind in signature order; when the call fails, the model sees
+    # which parameter got which value and the call written with names.
+    events, _, _ = run(hub, [py("toy.add('2', 3)"), py("toy.echo('hi')"), "Final answer: x"])
+    failed, one_param = (o.content for o in of(events, ev.Observation))
+    assert "bound in signature order: a='2', b=3" in failed
+    assert "Signature: def add(a: int, b: int)" in failed
+    assert "e.g. toy.add(a=0, b=0)" in failed
+    assert "bound" not in one_param  # one parameter cannot bind wrongly
 
 
 def test_resumed_turns_count_the_users_messages_not_observations(hub):
@@ -207,3 +227,19 @@ def test_a_long_model_call_stops_at_the_turn_deadline(hub):
         runtime.sandbox.close()
     assert events[-1].status == "timeout" and events[-1].wall_s < 6
     assert not of(events, ev.FinalAnswer)
+
+
+def test_an_answer_about_the_users_data_before_any_tool_ran_is_checked_once(hub):
+    from deskmate.app.agent.parse import UNREAD_DATA
+
+    events, model, runtime = run(hub, [
+        "Final answer: 42", py("print(toy.add(a=40, b=2))"), "Final answer: 42"],
+        task="Add the two numbers in /data/pair.txt")
+    assert [o.content for o in of(events, ev.Observation)][0] == UNREAD_DATA
+    assert events[-1].status == "answered" and events[-1].tool_calls == 1
+    assert runtime.agent.turns == 1  # the check is feedback, not a user's turn
+    # Once per turn: a second answer without tools is taken; no check where no data is named.
+    events, _, _ = run(hub, ["Final answer: a", "Final answer: b"], task="Sum the file a.csv")
+    assert of(events, ev.FinalAnswer)[0].text == "b" and events[-1].steps == 2
+    events, _, _ = run(hub, ["Final answer: 4"], task="What is 2 + 2?")
+    assert events[-1].status == "answered" and events[-1].steps == 1

@@ -295,7 +295,9 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         assert "did you mean 'git'?" in box.execute("Gti.status()").error
         bare = box.execute("status()").error
         assert "call it as git.status(...) or files.status(...)" in bare
-        unrelated = box.execute("undefined_thing").error
+        unrelated = box.execute("undefined_thing + 1").error
+        made_up = box.execute("calculator.calculate('1+2')").error
+        assert "methods of the servers toy, git, files" in made_up
         assert "NameError" in unrelated and "Hint" not in unrelated
 
 

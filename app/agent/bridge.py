@@ -121,7 +121,10 @@ class ToolBridge:
         for (server, py_tool) in self._tools:
             servers[by_server[server]].append(py_tool)
         helpers = ["search_tools", "tool_help"] + (["read_resource"] if self._read else [])
-        return {"servers": servers, "helpers": helpers}
+        # Call lines for the worker's hints (a tool called bare or misspelled).
+        signatures = {f"{by_server[server]}.{py_tool}": sig.call_text()
+                      for (server, py_tool), (_, sig) in self._tools.items()}
+        return {"servers": servers, "helpers": helpers, "signatures": signatures}
 
     # ---------------------------------------------------------------- channel
 
@@ -190,7 +193,14 @@ class ToolBridge:
                   kwargs: dict[str, Any]) -> Any:
         real = self._server(server)
         spec, sig = self._tool(real, tool)
-        return self._invoke(real, spec, sig, self._arguments(sig, spec, args, kwargs))
+        try:
+            return self._invoke(real, spec, sig, self._arguments(sig, spec, args, kwargs))
+        except BridgeError as exc:
+            # Positional arguments bind silently in signature order; a small model that
+            # put them in another order repeats the call unless the error shows how.
+            if not args or len(sig.params) == 1:
+                raise
+            raise BridgeError(f"{exc}\n{_binding(server, sig, args)}") from exc
 
     def call_json(self, server: str, tool: str, arguments: dict[str, Any],
                   call_id: str | None = None) -> Any:
@@ -309,6 +319,35 @@ def _validate(spec: ToolSpec, sig: Signature, arguments: dict[str, Any]) -> None
         raise BridgeError(f"bad arguments for {sig.name}: {error.message}"
                           + (f" (at {where})" if where else "")
                           + f"\nSignature: {sig.def_line()}")
+
+
+def _binding(server: str, sig: Signature, args: list[Any]) -> str:
+    """How positional ``args`` were bound, the signature, and the call with names."""
+    bound = ", ".join(f"{p.name}={_short(a)}" for p, a in zip(sig.params, args, strict=False))
+    return (f"Your positional arguments were bound in signature order: {bound}.\n"
+            f"Signature: {sig.def_line()}\n"
+            f"Pass each by name instead, e.g. {example_call(server, sig)}")
+
+
+def example_call(server: str, sig: Signature) -> str:
+    """``time.convert_time(source_timezone="...", time="...")``: a call with every required
+    parameter by name, for errors to show the form that cannot bind wrongly."""
+    params = [p for p in sig.params if p.required] or list(sig.params[:1])
+    args = ", ".join(f"{p.name}={_placeholder(p.type)}" for p in params)
+    return f"{py_identifier(server)}.{sig.name}({args})"
+
+
+def _placeholder(kind: str) -> str:
+    for prefix, value in (("str", '"..."'), ("int", "0"), ("float", "0.0"), ("bool", "True"),
+                          ("list", "[...]"), ("dict", "{...}")):
+        if kind.startswith(prefix):
+            return value
+    return "..."
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _hint(name: str, known: Iterable[str]) -> str:

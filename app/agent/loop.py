@@ -10,6 +10,7 @@ data as it is.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Generator, Iterator
@@ -19,7 +20,7 @@ from queue import Queue
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions import Actions, Stop, Turn
 from deskmate.app.agent.bridge import CallContext, ToolBridge
-from deskmate.app.agent.parse import is_feedback
+from deskmate.app.agent.parse import UNREAD_DATA, FinalAnswer, is_feedback, parse_reply
 from deskmate.app.llm.base import (
     ChatMessage,
     ChatModel,
@@ -30,6 +31,13 @@ from deskmate.app.llm.base import (
     Usage,
 )
 from deskmate.tools.sandbox import SandboxError
+
+# A request that refers to the user's data: a path, a file name, or a store of records.
+USER_DATA = re.compile(
+    r"(?:^|\s)[~.]?/\w|\b\w+\.(?:txt|md|csv|json|jsonl|ya?ml|toml|ini|log|py|js|ts|html|xml"
+    r"|sql|db|sqlite|cfg|conf)\b|\b(?:files?|folders?|director(?:y|ies)|repo(?:sitory)?|"
+    r"commits?|branch(?:es)?|database|tables?|memory|graph|records?|notes?|inbox|logs?|"
+    r"server|environment)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,7 @@ class Agent:
                          if m.role == "user" and not is_feedback(m.content))
         # Tool calls report from helper threads; the turn passes their events on in order.
         self._events: Queue[ev.AgentEvent] = Queue()
+        self._request, self._checked = "", False  # this turn's task; its check was made
 
     def run(self, task: str, cancel: threading.Event | None = None) -> Iterator[ev.AgentEvent]:
         cancel = cancel or threading.Event()
@@ -96,6 +105,7 @@ class Agent:
                                          max_tool_calls=self.limits.max_tool_calls,
                                          cancel=turn.interrupt()))
         self.actions.new_turn()
+        self._request, self._checked = task, False
         status: ev.TurnStatus = "max_steps"
         try:
             for step in range(1, self.limits.max_steps + 1):
@@ -127,7 +137,26 @@ class Agent:
         """Query the model, then execute the action in its reply; True: it answered."""
         self.bridge.new_step(step)
         reply = yield from self._query(step, turn, tally)
+        if self._answers_unread(reply):
+            # Small models often answer a question about the user's files or records
+            # from a guess, before any tool ran: ask once whether the data is needed.
+            self._checked = True
+            yield turn.append(ChatMessage("assistant", reply))
+            yield ev.Observation(step=step, content=UNREAD_DATA, status="error",
+                                 duration_s=0.0)
+            yield turn.append(ChatMessage("user", UNREAD_DATA))
+            return False
         return (yield from self.actions.act(step, reply, turn))
+
+    def _answers_unread(self, reply: str) -> bool:
+        """A code-mode final answer, the first of the turn, with no tool call yet, to a
+        request that names a path, a file or a store of the user's data."""
+        if (self.actions.mode != "code" or self._checked or self.bridge.calls
+                or not self.bridge.catalog.servers()):
+            return False
+        if not isinstance(parse_reply(reply), FinalAnswer):
+            return False
+        return bool(USER_DATA.search(self._request))
 
     def _append(self, message: ChatMessage) -> ev.MessageAppended:
         self.transcript.append(message)

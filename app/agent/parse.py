@@ -37,11 +37,16 @@ EMPTY_REPLY = ("Your reply was empty. Reply with a short thought and one ```pyth
                "or with `Final answer: ...` when you are done.")
 EMPTY_CODE = "Your code block was empty. Put the Python to run inside it."
 OUTPUT_PREFIX = "Output:\n"  # starts every observation of a code cell
+# The one check before a final answer given without any tool call (app/agent/loop.py).
+UNREAD_DATA = ("No tool has read anything yet, and your answer may need the user's data. "
+               "If it does, write the code that reads it first (call the tools, print what "
+               "you need). If not, give your `Final answer: ...` again.")
 
 
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
-    return content.startswith(OUTPUT_PREFIX) or content in (EMPTY_REPLY, EMPTY_CODE)
+    return content.startswith(OUTPUT_PREFIX) or content in (EMPTY_REPLY, EMPTY_CODE,
+                                                            UNREAD_DATA)
 
 
 def closed_code_block(text: str) -> int | None:

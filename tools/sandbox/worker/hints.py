@@ -17,11 +17,11 @@ def hint(exc: BaseException, toolspace: Toolspace) -> str:
     """A line that says how to fix ``exc``, or ""."""
     name = getattr(exc, "name", None)
     if isinstance(exc, NameError) and name in toolspace.tool_servers:
-        calls = " or ".join(f"{server}.{name}(...)"
+        calls = " or ".join(tool_call(server, name, toolspace)
                             for server in toolspace.tool_servers[name])
         return f"Hint: {name} is a tool; call it as {calls}\n"
     if isinstance(exc, NameError) and name:
-        return misspelled_server(name, toolspace)
+        return misspelled_server(name, toolspace) or unknown_name(name, exc, toolspace)
     if isinstance(exc, ModuleNotFoundError) and name:
         return missing_module(name.partition(".")[0], toolspace)
     return ""
@@ -37,6 +37,35 @@ def misspelled_server(name: str, toolspace: Toolspace) -> str:
         return ""
     server = by_lower[close[0]]
     return f"Hint: did you mean {server!r}? It is a server: dir({server}) lists its tools\n"
+
+
+def tool_call(server: str, tool: str, toolspace: Toolspace) -> str:
+    """``time.convert_time(source_timezone: str, time: str)``: the call with its
+    signature when the host sent it, else ``server.tool(...)``."""
+    line = toolspace.signatures.get(f"{server}.{tool}")
+    return f"{server}.{line}" if line else f"{server}.{tool}(...)"
+
+
+def unknown_name(name: str, exc: BaseException, toolspace: Toolspace) -> str:
+    """A server or tool the model made up (``calculator.calculate(...)``, ``get_time()``):
+    the closest tool names with their signatures, else the servers and how to search. A
+    name not called nor used as an object (a variable never set) gets no hint."""
+    import difflib
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    line = (frames[-1].line or "") if frames else ""
+    if not toolspace.server_names or not (f"{name}(" in line or f"{name}." in line):
+        return ""
+    close = difflib.get_close_matches(name.lower(), list(toolspace.tool_servers), n=2,
+                                      cutoff=0.6)
+    if close:
+        calls = " or ".join(tool_call(server, tool, toolspace)
+                            for tool in close for server in toolspace.tool_servers[tool][:1])
+        return f"Hint: {name} is not defined; did you mean {calls}?\n"
+    return (f"Hint: {name} is not defined. The tools are methods of the servers "
+            f"{', '.join(toolspace.server_names)}; search_tools(\"what you want to do\") "
+            "finds the right one\n")
 
 
 def missing_module(module: str, toolspace: Toolspace) -> str:

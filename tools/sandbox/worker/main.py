@@ -46,7 +46,7 @@ def main(argv: list[str]) -> int:
     cast(io.TextIOWrapper, sys.stdout).reconfigure(write_through=True)
     spec = setup.get("namespace") or {}
     servers = spec.get("servers") or {}
-    state = WorkerState(Toolspace.of(servers), os.getpid())
+    state = WorkerState(Toolspace.of(servers, spec.get("signatures")), os.getpid())
     channel = Channel(in_fd, out_fd, state)
     ns = build_namespace(channel, spec, state.toolspace)
     files = ToolFiles.find(

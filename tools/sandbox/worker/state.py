@@ -24,14 +24,17 @@ class Toolspace(NamedTuple):
     server_names: tuple[str, ...]
     # tool name -> the servers that have it, for a hint when code calls a tool bare.
     tool_servers: dict[str, list[str]]
+    # "server.tool" -> its call line ``tool(a: str, b: int = 0)``, for hints to show.
+    signatures: dict[str, str] = {}  # a NamedTuple default, never mutated
 
     @classmethod
-    def of(cls, servers: dict[str, list[str]]) -> Toolspace:
+    def of(cls, servers: dict[str, list[str]],
+           signatures: dict[str, str] | None = None) -> Toolspace:
         tool_servers: dict[str, list[str]] = {}
         for server, tools in servers.items():
             for tool in tools:
                 tool_servers.setdefault(tool, []).append(server)
-        return cls(tuple(servers), tool_servers)
+        return cls(tuple(servers), tool_servers, signatures or {})
 
 
 class WorkerState:
