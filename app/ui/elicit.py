@@ -167,11 +167,11 @@ class ElicitScreen(ModalScreen[ElicitAnswer]):
 
     def _watch(self) -> None:
         """Close when the question was settled elsewhere (turn cancelled, timed out)."""
-        if self.pending.done.is_set():
+        # Only from the top of the stack (F1 may cover it): until then it keeps watching.
+        if self.pending.done.is_set() and self.is_attached and self.app.screen is self:
             if self._timer is not None:
                 self._timer.stop()
-            if self.is_attached and self.app.screen is self:
-                self.dismiss(self.pending.answer)
+            self.dismiss(self.pending.answer)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
