@@ -186,12 +186,11 @@ def test_the_cli_logs_in_lists_and_logs_out(home, tmp_path):
                                   "secure"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, env=env)
         assert login.stderr is not None
-        lines = []
-        for line in login.stderr:
+        lines = []  # up to the port-forwarding hint, the last line before the approval
+        while "ssh -L" not in (line := login.stderr.readline()) and line:
             lines.append(line)
-            if line.strip().startswith("http://"):
-                break
-        authorization_url = lines[-1].strip()
+        assert line, "".join(lines)
+        authorization_url = next(t.strip() for t in lines if t.strip().startswith("http://"))
         assert "code_challenge_method=S256" in authorization_url
         # The person approves in a browser: the redirect lands on the CLI's listener.
         import asyncio
@@ -200,7 +199,6 @@ def test_the_cli_logs_in_lists_and_logs_out(home, tmp_path):
         out, err = login.communicate(timeout=120)
         assert login.returncode == 0, "".join(lines) + err
         assert "signed in to secure" in out
-        assert "ssh -L" in "".join(lines) + err  # how to reach the listener from afar
 
         token_file = home / "data" / "mcp-auth" / "secure.json"
         assert token_file.exists()

@@ -149,6 +149,8 @@ class ServersScreen(TableScreen):
             line = f"{name}: {state.status}"
             if state.status == "ready":
                 line += f" · {state.server_info}"
+            elif state.status == "needs-sign-in":
+                line += " · press l to sign in"
             status.update(Content(line + (f"\n{state.error}" if state.error else "")))
         text = describe_tools(state.tools) if state else ""
         if text != tools.source:  # hub changes arrive often; re-render only what changed

@@ -223,7 +223,8 @@ class Hub:
             if (refused := schema_mismatch(name, tool, exc)) is not None:
                 return refused  # the server answered, wrongly: a tool error, not a crash
             if await conn.lost_sign_in():
-                raise ServerUnavailable(f"{name}.{tool} failed: {conn.state.error}") from exc
+                raise ServerUnavailable(f"{name}.{tool} failed: MCP server {name} needs "
+                                        f"sign-in: {conn.state.error}") from exc
             if conn.config.transport == "stdio" and not await conn.alive():
                 await conn.mark_crashed(f"exited during a call to {tool}")
                 raise ServerUnavailable(f"MCP server {name!r} crashed during {tool} "

@@ -52,7 +52,8 @@ class SignInRequired(Exception):
 
 
 def sign_in_hint(server: str) -> str:
-    return f"{server} needs you to sign in: run `deskmate mcp login {server}`"
+    """The state's error for a server that needs a sign-in (after "needs sign-in: ")."""
+    return f"run `deskmate mcp login {server}`"
 
 
 # ---------------------------------------------------------------- the httpx auths
