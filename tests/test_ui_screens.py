@@ -414,6 +414,9 @@ async def test_the_palette_offers_the_screens_own_actions(home):
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
         assert {"Sessions: Rename", "Sessions: Export", "Sessions"} <= set(commands)
         assert commands["Sessions: Rename"].help == "Key r on this screen"
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert len(titles) == len(set(titles)), "no entry twice"
+        assert "Keys" not in titles and "Help" in titles, "one way to list the keys"
         await pilot.press("f4")
         await pilot.pause()
         commands = {c.title: c for c in app.get_system_commands(app.screen)}

@@ -32,9 +32,9 @@ from deskmate.app.llm import ChatModel, ModelError, NoModelConfigured, open_mode
 from deskmate.app.services import models as model_ops
 from deskmate.app.services.conversation import Conversation
 from deskmate.app.ui.approval import ApprovalScreen, UiApprover
+from deskmate.app.ui.asking import QuestionAsked, UiAsker
 from deskmate.app.ui.cell_approval import CellApprovalAsked, CellApprovalScreen, UiCellApprover
 from deskmate.app.ui.chat import ChatScreen, ChatView
-from deskmate.app.ui.elicit import ElicitScreen, QuestionAsked, UiAsker
 from deskmate.app.ui.messages import (
     AgentReady,
     ApprovalAsked,
@@ -364,6 +364,8 @@ class DeskmateApp(ModelWorkers, App[None]):
         self.push_screen(self._approval, answered)
 
     def on_question_asked(self, message: QuestionAsked) -> None:
+        from deskmate.app.ui.elicit import ElicitScreen  # loaded with the first question
+
         self.push_screen(ElicitScreen(message.pending))
 
     def on_server_restarted(self, _: ServerRestarted) -> None:
@@ -452,7 +454,9 @@ class DeskmateApp(ModelWorkers, App[None]):
         update_config(mutate, self.config_path)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        # Textual's own, less "Keys": its key panel repeats what our Help (F1) lists, and
+        # two entries for one thing make the palette harder to read.
+        yield from (c for c in super().get_system_commands(screen) if c.title != "Keys")
         for title, help_text, action in _COMMANDS:
             yield SystemCommand(title, help_text, partial(self.call_next, self.run_action, action))
         for prompt in self.hub.prompts() if self.hub is not None else []:  # the servers'
