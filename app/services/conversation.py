@@ -137,10 +137,13 @@ class Conversation:
 
     # ---------------------------------------------------------------- turns
 
-    def run(self, text: str, cancel: threading.Event) -> Iterator[ev.AgentEvent]:
+    def run(self, text: str, cancel: threading.Event, *,
+            expand: bool = True) -> Iterator[ev.AgentEvent]:
         """One turn: the agent's events, each recorded before it is yielded. A turn
         cut short (cancelled, out of time) before the model's reply ended gets that
-        reply, marked, as its last message (``store.recorder.cut_short_note``)."""
+        reply, marked, as its last message (``store.recorder.cut_short_note``).
+        ``expand=False`` sends ``text`` as is: a message the model read before
+        (``/retry``), whose commands and attachments were already expanded."""
         if self.runtime is None:
             raise RuntimeError("no agent yet: load a model first")
         if self.record and self.recorder is None:
@@ -152,7 +155,7 @@ class Conversation:
         from deskmate.app.agent import events as ev
         from deskmate.app.store.recorder import cut_short_note
 
-        prompt = self.model_input(text)
+        prompt = self.model_input(text) if expand else text
         agent = self.runtime.agent
         cut = ""  # the text of a model call the turn's end cut short
         try:
@@ -187,6 +190,8 @@ class Conversation:
         hub = self.runtime.hub
         if isinstance(hub, Reads):  # the training's gated hub offers tools only
             text = expand(text, hub, [s.name for s in hub.states()])
+        else:  # still the user's @path files
+            text = expand(text, None, [])
         note = follow_tools(self.runtime)
         return f"{note}\n\n{text}" if note else text
 

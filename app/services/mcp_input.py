@@ -1,8 +1,13 @@
-"""What the user types that reaches MCP servers rather than the model: ``/server:prompt
-arg=value`` (a server's prompt, got and sent as the message) and ``@server:uri`` (a
-resource, read and attached to the message). The chat and ``deskmate run`` both go
-through ``expand``; the chat also completes what is typed from the known names
-(``suggest``) and asks for a prompt's missing arguments (``prompt_call``).
+"""What the user types that is expanded before the model reads it: ``/server:prompt
+arg=value`` (a server's prompt, got and sent as the message), ``@server:uri`` (a
+resource, read and attached to the message) and ``@path`` (a local file's text,
+attached). The chat and ``deskmate run`` both go through ``expand``; the chat also
+completes what is typed from the known names (``suggest``) and asks for a prompt's
+missing arguments (``prompt_call``).
+
+``@path`` starts with ``/``, ``./``, ``../`` or ``~/`` (``@notes.txt`` is a word, and
+``@server:uri`` names a server): attaching a file is the user's own act, done here on
+the user's behalf, not a read by the model's sandbox.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from deskmate.tools.hub.connection import ServerState
@@ -25,11 +31,16 @@ from deskmate.tools.hub.results import ToolCallError
 from deskmate.tools.suggest import did_you_mean
 
 RESOURCE_CHARS = 8000  # of one attached resource; the rest is cut, and the cut said
+FILE_CHARS = 20000  # of one attached file; the rest is cut, and the cut said
+_SNIFF = 8192  # bytes looked at for a NUL: a file with one is binary, not attached
 
 # "/server:prompt" then arguments; a server or prompt name may hold "-" and ".".
 _PROMPT = re.compile(r"/([\w.-]+):([\w.-]+)(?:\s+(.*))?", re.S)
 # "@server:uri", at the start or after white space (so "me@host:port" is not one).
 _MENTION = re.compile(r"(?<!\S)@([\w.-]+):(\S+)")
+# "@/abs", "@./rel", "@../rel", "@~/home": a local file, also at the start or after space.
+_PATH = re.compile(r"(?<!\S)@((?:~|\.{1,2})?/\S+)")
+_TRAILING = ".,;:!?)"  # punctuation after a mention is not part of it
 
 
 class InputError(ValueError):
@@ -118,14 +129,68 @@ def _arguments(spec: PromptSpec, rest: str) -> dict[str, str]:
 def mentions(text: str, servers: Iterable[str]) -> list[tuple[str, str]]:
     """The ``(server, uri)`` of each ``@server:uri`` whose server is one of ``servers``."""
     known = set(servers)
-    found = [(m.group(1), m.group(2).rstrip(".,;:!?)")) for m in _MENTION.finditer(text)]
+    found = [(m.group(1), m.group(2).rstrip(_TRAILING)) for m in _MENTION.finditer(text)]
     return list(dict.fromkeys((s, u) for s, u in found if s in known))
 
 
-def expand(text: str, hub: Reads, servers: Iterable[str]) -> str:
+@dataclass(frozen=True)
+class FileAttachment:
+    """A local file named by ``@path``, read for the model."""
+
+    typed: str  # as typed after the @
+    path: Path  # resolved
+    size: int  # bytes on disk
+    text: str  # what is attached ("" for a binary file)
+    note: str = ""  # why it is not all there: cut, or binary
+
+    def for_model(self) -> str:
+        if not self.text:
+            return f"File @{self.typed}: {self.note}"
+        fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", self.text)),
+                                     default=0))
+        return (f"File @{self.typed} ({self.path}):\n{fence}\n{self.text}\n{fence}"
+                + (f"\n[{self.note}]" if self.note else ""))
+
+
+def path_mentions(text: str) -> list[str]:
+    """Each ``@path`` in ``text``, as typed (without the @), once."""
+    return list(dict.fromkeys(m.group(1).rstrip(_TRAILING) for m in _PATH.finditer(text)))
+
+
+def read_file(typed: str, limit: int = FILE_CHARS) -> FileAttachment:
+    """The file ``@typed`` names, its text cut at ``limit`` characters; ``InputError``
+    when it is missing, a folder or unreadable."""
+    path = Path(typed).expanduser().absolute()
+    try:
+        size = path.stat().st_size
+        if path.is_dir():
+            raise InputError(f"@{typed} is a folder: attach its files one by one (@{typed}"
+                             f"{'' if typed.endswith('/') else '/'}NAME)")
+        with path.open("rb") as file:
+            raw = file.read(limit * 4 + 1)  # UTF-8 has at most 4 bytes a character
+    except FileNotFoundError:
+        raise InputError(f"@{typed}: no such file ({path}); write the path as /abs, "
+                         "./relative or ~/home") from None
+    except OSError as exc:
+        raise InputError(f"@{typed} cannot be read: {exc.strerror or exc}") from None
+    if b"\0" in raw[:_SNIFF]:
+        return FileAttachment(typed, path, size, "", f"a binary file ({size:,} bytes), "
+                              "not attached: only text files are")
+    text = raw.decode("utf-8", errors="replace")
+    if len(text) <= limit and len(raw) == size:
+        return FileAttachment(typed, path, size, text)
+    return FileAttachment(typed, path, size, text[:limit],
+                          f"cut: the first {limit:,} characters of {size:,} bytes")
+
+
+def expand(text: str, hub: Reads | None, servers: Iterable[str]) -> str:
     """What the model gets for ``text``: a prompt command becomes the prompt's text, and
-    each mentioned resource is attached after the message. Blocking (server requests)."""
+    each mentioned resource, then each ``@path`` file, is attached after the message.
+    Blocking (server requests, file reads). With no ``hub``, only files are attached."""
     servers = list(servers)
+    files = [read_file(typed) for typed in path_mentions(text)]  # as typed, not expanded
+    if hub is None:
+        return "\n\n".join([text, *(f.for_model() for f in files)])
     if (call := prompt_call(text, hub.prompts(), servers)) is not None:
         if call.missing:
             raise InputError(f"/{call.spec.server}:{call.spec.name} needs "
@@ -135,7 +200,7 @@ def expand(text: str, hub: Reads, servers: Iterable[str]) -> str:
         except ToolCallError as exc:  # the server refused or is gone: said before the turn
             raise InputError(str(exc)) from exc
     attached = [_attachment(hub, server, uri) for server, uri in mentions(text, servers)]
-    return "\n\n".join([text, *attached])
+    return "\n\n".join([text, *attached, *(f.for_model() for f in files)])
 
 
 def _attachment(hub: Reads, server: str, uri: str) -> str:

@@ -20,6 +20,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, Collapsible, Markdown, Static
 
+from deskmate.app.ui.copying import Copyable, code_of
+
 Status = Literal["pending", "running", "waiting", "ok", "error", "denied", "cancelled"]
 
 _MARKS: dict[str, tuple[str, str]] = {
@@ -42,19 +44,26 @@ def short_args(arguments: dict[str, Any], limit: int = 48) -> str:
                               for k, v in arguments.items()), limit)
 
 
-class UserBlock(Static):
+class UserBlock(Copyable, Static):
     """What the user asked."""
 
     def __init__(self, text: str) -> None:
         super().__init__(Content(text), classes="user")
+        self.text = text
+
+    def copy_text(self) -> str:
+        return self.text
 
 
-class ReplyBlock(Markdown):
+class ReplyBlock(Copyable, Markdown):
     """The model's text for one step, streamed, then rendered once in full."""
 
     def __init__(self, text: str = "", *, step: int = 0, classes: str = "") -> None:
         super().__init__(text, classes=f"assistant {classes}".strip())
         self.step = step
+
+    def copy_text(self) -> str:
+        return self.source
 
 
 class Notice(Markdown):
@@ -64,8 +73,11 @@ class Notice(Markdown):
         super().__init__(text, classes=f"notice -{kind}")
 
 
-class ActionBlock(Collapsible):
-    """One code cell or tool call, with its live status."""
+class ActionBlock(Copyable, Collapsible):
+    """One code cell or tool call, with its live status; ``c`` copies the code or the
+    arguments and the output, ``k`` the code or arguments only."""
+
+    can_focus = False  # its title takes the focus; c and k reach the block from there
 
     status: reactive[Status] = reactive("pending", init=False)
     """Where the action stands; the title's mark and colour follow it."""
@@ -79,6 +91,8 @@ class ActionBlock(Collapsible):
         self.duration: float | None = None
         self.preview = ""
         self.news = ""  # the running call's progress or question, in the title
+        self.detail = detail
+        self.output = ""
         self._detail = Static(Content(detail), classes="detail")
         self._output = Static("", classes="output")
         super().__init__(self._detail, self._output, title="", collapsed=True,
@@ -98,9 +112,16 @@ class ActionBlock(Collapsible):
         self.news = ""
         self.duration = duration if duration is not None else time.monotonic() - self.started
         self.preview = one_line(output) if output else ""
+        self.output = output
         text = output if len(output) <= OUTPUT_CHARS else output[:OUTPUT_CHARS] + "\n…"
         self._output.update(Content(text))
         self.status = status
+
+    def copy_text(self) -> str:
+        return f"{self.detail}\n\n{self.output}".strip() if self.output else self.detail
+
+    def copy_code(self) -> str:
+        return code_of(self.detail) or self.detail
 
     def _retitle(self) -> None:
         mark, colour = _MARKS[self.status]

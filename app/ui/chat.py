@@ -15,6 +15,7 @@ import dataclasses
 import threading
 import time
 from collections import deque
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import events, on, work
@@ -25,7 +26,9 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from deskmate.app.ui.commands import Typed, hint, read_command
+from deskmate.app.ui.attachment import attachment_blocks, file_problem
+from deskmate.app.ui.commands import COMMANDS, Typed, hint, read_command
+from deskmate.app.ui.copying import Copyable
 from deskmate.app.ui.host import host
 from deskmate.app.ui.messages import AgentEventPosted, FeedbackStored, TurnEnded
 from deskmate.app.ui.prompt import PromptArea
@@ -33,8 +36,11 @@ from deskmate.app.ui.transcript import Transcript
 from deskmate.app.ui.workers import ReportsWorkers
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+
     from deskmate.app.services.conversation import Conversation
     from deskmate.app.services.mcp_input import PromptCall
+    from deskmate.app.services.retry import Retry
     from deskmate.app.store import ResumedSession, SessionDetail
     from deskmate.app.ui.blocks import FeedbackBar
     from deskmate.tools.hub.published import PromptSpec
@@ -67,6 +73,22 @@ class ChatView(ReportsWorkers, Vertical):
             self.lines = lines
             super().__init__()
 
+    class Retrying(Message):
+        """``/retry`` set the last turn aside; its prompt runs again."""
+
+        def __init__(self, retry: Retry) -> None:
+            self.retry = retry
+            super().__init__()
+
+    class Said(Message):
+        """A worker's result for the user: a toast (``severity`` as ``notify``'s)."""
+
+        def __init__(self, text: str, title: str = "",
+                     severity: SeverityLevel = "information") -> None:
+            self.text, self.title = text, title
+            self.severity: SeverityLevel = severity
+            super().__init__()
+
     class TurnStarting(Message):
         """A turn is about to run; setting ``cancel`` stops it."""
 
@@ -94,8 +116,11 @@ class ChatView(ReportsWorkers, Vertical):
 
     def on_mount(self) -> None:
         self.query_one("#sandbox").display = False
+        from deskmate.app.services.prompt_history import PromptHistory, history_path
+
         prompt = self.query_one(PromptArea)
         prompt.completer = self.complete
+        prompt.use_history(PromptHistory(history_path()))
         prompt.focus()
 
     # ---------------------------------------------------------------- input
@@ -107,6 +132,11 @@ class ChatView(ReportsWorkers, Vertical):
             self.run_command(command, event)
             return
         if self.asks_for_arguments(text, event):
+            return
+        if problem := file_problem(text):  # said now, the text back to correct
+            if not event.area.text:
+                event.area.load_text(event.text)
+            self.notify(problem, title="Not sent", severity="warning", timeout=10)
             return
         self.take(text)
 
@@ -126,12 +156,15 @@ class ChatView(ReportsWorkers, Vertical):
         """Start a turn on ``text`` (the agent is ready and no turn runs)."""
         from deskmate.app.ui.blocks import UserBlock
 
-        self.transcript.add(UserBlock(text))
+        self.transcript.add(UserBlock(text), *attachment_blocks(text))
+        self.start_turn(text)
+
+    def start_turn(self, text: str, *, retry: bool = False) -> None:
         self.busy = True
         self._cancel = threading.Event()
         self.post_message(self.TurnStarting(self._cancel))
         self.set_status("thinking …")
-        self.run_turn(self.conversation, text, self._cancel)
+        self.run_turn(self.conversation, text, self._cancel, retry)
 
     def send_queued(self) -> None:
         """Send the oldest queued message, if the agent is free to take it."""
@@ -141,11 +174,13 @@ class ChatView(ReportsWorkers, Vertical):
     # ---------------------------------------------------------------- MCP prompts, resources
 
     def complete(self, before: str) -> str:
-        """The prompt's completion of an ``@server:uri`` or ``/server:prompt``."""
+        """The prompt's completion of a slash command, ``@server:uri`` or
+        ``/server:prompt``."""
         from deskmate.app.services.mcp_input import completions, suggest
 
         hub = host(self).hub
-        return suggest(before, completions(hub)) if hub is not None else ""
+        return suggest(before, [c.name for c in COMMANDS]
+                       + (completions(hub) if hub is not None else []))
 
     def asks_for_arguments(self, text: str, typed: PromptArea.Submitted) -> bool:
         """A ``/server:prompt`` that cannot go as typed: its missing arguments are asked
@@ -196,15 +231,83 @@ class ChatView(ReportsWorkers, Vertical):
                 self.post_message(self.SwitchModel(command.argument))
             else:
                 self.list_models(host(self).config.model.name)
-        elif command.name == "/new":
+        elif command.name in ("/new", "/clear"):
             self.post_message(self.NewSessionRequested())
         elif command.name == "/help":
             self.post_message(self.HelpRequested())
+        elif command.name == "/sessions":
+            self.app.switch_mode("sessions")
+        elif command.name == "/export":
+            self.export(command.argument)
+        elif command.name == "/retry":
+            self.retry()
+        elif command.name == "/edit":
+            self.edit_last(typed.area)
         else:
             if not typed.area.text:  # back in the prompt, to correct
                 typed.area.load_text(typed.text)
             self.notify(f"{command.name} is not a command. {hint()}", title="Not sent",
                         severity="warning", timeout=10)
+
+    def export(self, argument: str) -> None:
+        """``/export [PATH]``: this session as Markdown; an existing file is kept."""
+        session = self.conversation.session_id
+        if session is None:
+            self.notify("Nothing is recorded in this session yet: /export writes it once "
+                        "a prompt was answered.", title="Not exported", severity="warning")
+            return
+        path = Path(argument or f"deskmate-{session}.md").expanduser().absolute()
+        if path.exists():
+            self.notify(f"{path} exists and was left as it is: /export PATH names another "
+                        "file.", title="Not exported", severity="warning", timeout=10)
+            return
+        self.write_export(self.conversation, session, path)
+
+    @work(thread=True, group="store", exit_on_error=False)
+    def write_export(self, conversation: Conversation, session: str, path: Path) -> None:
+        from deskmate.app.ui.export_file import export
+
+        try:
+            said = self.Said(export(conversation.db, session, path).capitalize(), "Exported")
+        except ValueError as exc:
+            said = self.Said(str(exc), "Not exported", "error")
+        self.post_message(said)
+
+    def on_chat_view_said(self, message: Said) -> None:
+        message.stop()
+        self.notify(message.text, title=message.title, severity=message.severity,
+                    timeout=10)
+
+    def retry(self) -> None:
+        """``/retry``: the last prompt again, its answer set aside (``services.retry``)."""
+        if self.busy:
+            self.notify("A turn is running: Esc cancels it, then /retry.", severity="warning")
+        elif self.conversation.runtime is None:
+            self.notify("No model is ready yet (F4 opens the models).", severity="warning")
+        else:
+            self.start_turn("", retry=True)
+
+    def on_chat_view_retrying(self, message: Retrying) -> None:
+        from deskmate.app.ui.blocks import Notice, UserBlock
+
+        message.stop()
+        retry = message.retry
+        where = (f" The earlier answer stays in session {retry.kept_in}; this one is "
+                 f"recorded in its branch {retry.branch} (\"retry: …\" in Sessions)."
+                 if retry.branch else "")
+        self.transcript.add(Notice("**Retry:** the last answer is set aside; the model "
+                                   "answers the same prompt again." + where, "info"),
+                            UserBlock(retry.prompt))
+
+    def edit_last(self, area: PromptArea) -> None:
+        """``/edit``: the last prompt back in the input (sent again as a new turn)."""
+        last = next((t for t in reversed(area.sent) if read_command(t.strip()) is None), None)
+        if last is None:
+            self.notify("No prompt to edit yet.", severity="warning")
+            return
+        area.load_text(last)
+        area.move_cursor(area.document.end)
+        area.focus()
 
     @work(thread=True, exclusive=True, group="model-list", exit_on_error=False)
     def list_models(self, active: str) -> None:
@@ -241,8 +344,12 @@ class ChatView(ReportsWorkers, Vertical):
         return False
 
     @work(thread=True, exclusive=True, group="turn", exit_on_error=False)
-    def run_turn(self, conversation: Conversation, text: str, cancel: threading.Event) -> None:
+    def run_turn(self, conversation: Conversation, text: str, cancel: threading.Event,
+                 retry: bool = False) -> None:
+        """One turn on ``text``; with ``retry``, on the last turn's prompt instead, that
+        turn set aside first."""
         from deskmate.app.agent.events import ModelDelta
+        from deskmate.app.services.retry import set_aside_last_turn
 
         pending: list[ModelDelta] = []
         last = 0.0
@@ -255,9 +362,18 @@ class ChatView(ReportsWorkers, Vertical):
                 pending.clear()
 
         try:
+            if retry:
+                if (found := set_aside_last_turn(conversation)) is None:
+                    self.post_message(self.Said("Nothing to retry yet: no prompt was "
+                                                "answered in this session.", "Not retried",
+                                                "warning"))
+                    return
+                self.post_message(self.Retrying(found))
+                text = found.prompt
             # Deltas that arrive faster than the screen redraws are joined (at most
             # DELTA_HZ messages a second), so a fast model never floods the event loop.
-            for event in conversation.run(text, cancel):
+            # A retried prompt is sent as the model read it (already expanded).
+            for event in conversation.run(text, cancel, expand=not retry):
                 if isinstance(event, ModelDelta) and (
                         not pending or pending[0].step == event.step):
                     pending.append(event)
@@ -355,9 +471,13 @@ class ChatScreen(Screen):
             self.query_one(PromptArea).focus()
 
     def on_key(self, event: events.Key) -> None:
-        """A key that reached the screen found nothing focused: a printable one is
-        typed into the prompt rather than lost."""
-        if self.focused is None and event.is_printable and event.character:
+        """A key that reached the screen found nothing focused, or a message focused to
+        copy it (which binds only c and k): a printable one is typed into the prompt
+        rather than lost."""
+        copying = isinstance(self.focused, Copyable)
+        if copying and event.key in Copyable.KEYS:
+            return  # the block's binding, checked once the key passed the screen
+        if (copying or self.focused is None) and event.is_printable and event.character:
             event.stop()
             prompt = self.query_one(PromptArea)
             prompt.focus()

@@ -26,6 +26,15 @@ COMMANDS = (
     # the config, as F4's is.
     SlashCommand("/model", "/model [NAME|PATH]",
                  "Alone: the model and the choices; with NAME|PATH: use it (saved)"),
+    SlashCommand("/sessions", "/sessions", "Recent sessions, to resume one (F2)"),
+    SlashCommand("/export", "/export [PATH]",
+                 "This session as Markdown (default ./deskmate-ID.md; never overwrites)"),
+    SlashCommand("/clear", "/clear", "Clear the transcript and start a new session"),
+    # The old answer stays recorded; the retry goes on in a branch of the session
+    # (app.services.retry).
+    SlashCommand("/retry", "/retry",
+                 "Answer the last prompt again (the old answer stays in its session)"),
+    SlashCommand("/edit", "/edit", "Put the last prompt back in the input, to edit and send"),
 )
 
 # A word after the slash, then a space or the end: "/etc/hosts" is no command.

@@ -26,7 +26,11 @@ KeyGroups = Sequence[tuple[str, Sequence[BindingType]]]
 
 # Keys handled in code rather than by a binding, and the chat's slash commands.
 _UNBOUND = [("prompt", "enter", "Send (during a turn: queued until it ends)", ""),
-            ("prompt", "up / down", "Previous / next prompt", ""),
+            ("prompt", "up / down", "Previous / next prompt (kept across restarts)", ""),
+            ("prompt", "right", "At the end: take the greyed completion of a command", ""),
+            ("prompt", "@./file @/abs/file", "Attach a local file's text to the message", ""),
+            ("message", "c / k", "On a focused message or action (click, shift+tab): "
+             "copy it / its code", ""),
             ("everywhere", "ctrl+p", "Command palette: every action by name", ""),
             *(("chat command", c.usage, c.what, "") for c in COMMANDS)]
 

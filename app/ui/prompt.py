@@ -1,17 +1,23 @@
 """``PromptArea``: the chat input. Enter sends, pasted text keeps its lines.
 
 Up on the first line and Down on the last walk through what was sent before, like a
-shell; the text being written is kept and comes back after the newest entry.
+shell; the text being written is kept and comes back after the newest entry. With a
+``PromptHistory`` (``use_history``) what is sent is kept on disk, and the next start
+walks through it too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
+
+if TYPE_CHECKING:
+    from deskmate.app.services.prompt_history import PromptHistory
 
 
 class PromptArea(TextArea):
@@ -49,6 +55,17 @@ class PromptArea(TextArea):
         # The rest of the word typed at the cursor (``@server:uri``, ``/server:prompt``),
         # shown greyed and taken with Right; the chat sets it.
         self.completer: Callable[[str], str] | None = None
+        self.kept_in: PromptHistory | None = None
+
+    def use_history(self, history: PromptHistory) -> None:
+        """Walk through ``history``'s prompts and keep what is sent in it."""
+        self.kept_in = history
+        try:
+            self.sent = history.load() + self.sent
+        except OSError as exc:
+            self.notify(f"The prompt history {history.path} cannot be read: "
+                        f"{exc.strerror or exc}", severity="warning")
+        self._index = len(self.sent)
 
     def update_suggestion(self) -> None:
         row, column = self.cursor_location
@@ -84,10 +101,21 @@ class PromptArea(TextArea):
             return
         if not self.sent or self.sent[-1] != text:
             self.sent.append(text)
+            self._keep(text)
         self._index = len(self.sent)
         self._draft = ""
         self.clear()
         self.post_message(self.Submitted(self, text))
+
+    def _keep(self, text: str) -> None:
+        if self.kept_in is None:
+            return
+        try:
+            self.kept_in.add(text, self.sent)
+        except OSError as exc:  # said once; the history then stays in memory only
+            self.notify(f"The prompt history cannot be kept in {self.kept_in.path}: "
+                        f"{exc.strerror or exc}", severity="warning")
+            self.kept_in = None
 
     def _recall(self, direction: int) -> bool:
         index = self._index + direction

@@ -1,0 +1,136 @@
+"""``deskmate chat`` with no prompt: the terminal chat, driven through a real pty with
+the real CLI, the tiny llama.cpp model and the SQLite store of an isolated home.
+
+A turn streams; Ctrl-C cancels a long one (recorded as cancelled) and the chat goes on;
+/new starts a second session; Ctrl-D quits with status 0; the next start recalls the
+last prompt with Up (the prompt history the app keeps too).
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import sys
+import time
+
+import pytest
+
+from deskmate.app.store import get_session, list_sessions, open_db
+
+PROMPT = "› ".encode()
+
+
+class Terminal:
+    """A child process on a pty: what it wrote so far, and keys to send it."""
+
+    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: the CLI, on the pty
+            os.execve(sys.executable, [sys.executable, "-m", "deskmate.app.cli", *args], env)
+        self.pid, self.fd = pid, fd
+        self.out = b""
+        self.code: int | None = None  # the exit status, once reaped
+
+    def expect(self, wanted: bytes, timeout: float = 180, after: int = 0) -> int:
+        """Wait until ``wanted`` was written after offset ``after``; its end offset."""
+        deadline = time.monotonic() + timeout
+        while (at := self.out.find(wanted, after)) < 0:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {wanted!r} in {self.out[after:][-2000:]!r}")
+            ready, _, _ = select.select([self.fd], [], [], min(left, 0.5))
+            if ready:
+                try:
+                    self.out += os.read(self.fd, 65536)
+                except OSError:  # the child is gone
+                    raise AssertionError(f"exited before {wanted!r}: {self.out[-2000:]!r}") \
+                        from None
+        return at + len(wanted)
+
+    def more(self, count: int, after: int, timeout: float = 180) -> int:
+        """Wait until ``count`` more bytes came after offset ``after``."""
+        deadline = time.monotonic() + timeout
+        while len(self.out) < after + count and time.monotonic() < deadline:
+            ready, _, _ = select.select([self.fd], [], [], 0.5)
+            if ready:
+                self.out += os.read(self.fd, 65536)
+        assert len(self.out) >= after + count, self.out[after:]
+        return len(self.out)
+
+    def send(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def wait(self, timeout: float = 60) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                ready, _, _ = select.select([self.fd], [], [], 0.2)
+                if ready:
+                    self.out += os.read(self.fd, 65536)
+            except OSError:
+                pass
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                self.code = os.waitstatus_to_exitcode(status)
+                return self.code
+        raise AssertionError(f"still running: {self.out[-2000:]!r}")
+
+    def close(self) -> None:
+        """Kill the child if a failed test left it running (this test's own pid)."""
+        if self.code is None:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+@pytest.fixture
+def env(home):
+    return {**os.environ, "DESKMATE_HOME": str(home), "TERM": "xterm", "COLUMNS": "100",
+            "LINES": "30"}
+
+
+def test_the_terminal_chat_streams_cancels_and_records(env, tiny_model_path):
+    term = Terminal(["chat", "-m", str(tiny_model_path), "-t", "0", "--max-tokens", "400"],
+                    env)
+    try:
+        at = term.expect(PROMPT)
+        term.send(b"Say hello.\r")
+        at = term.expect(PROMPT, after=at)  # answered: the prompt is back
+        term.send(b"Write a very long story about a cat and a dog, in many chapters.\r")
+        at = term.expect(b"chapters.\r\n", after=at)  # the line, echoed
+        at = term.more(20, after=at)  # streaming: some of the answer is out
+        term.send(b"\x03")
+        at = term.expect(b"[cancelling", after=at)
+        at = term.expect(PROMPT, after=at)
+        term.send(b"/bogus\r")
+        at = term.expect(b"/bogus is not a command here", after=at)
+        term.send(b"/new\r")
+        at = term.expect(b"[a new session]", after=at)
+        term.send(b"Hi again.\r")
+        at = term.expect(PROMPT, after=at)
+        term.send(b"\x04")  # Ctrl-D
+        assert term.wait() == 0
+    finally:
+        term.close()
+    db = open_db()
+    second, first = list_sessions(db)  # newest first
+    turns = get_session(db, first.id).turns
+    assert [t.status for t in turns] == ["answered", "cancelled"]
+    assert turns[0].user_message == "Say hello."
+    assert get_session(db, first.id).messages[-1].content.endswith("[cancelled by the user]")
+    assert [t.user_message for t in get_session(db, second.id).turns] == ["Hi again."]
+
+    # The next start recalls the last prompt (the app's history file too).
+    term = Terminal(["chat", "-m", str(tiny_model_path), "-t", "0", "--max-tokens", "4"], env)
+    try:
+        at = term.expect(PROMPT)
+        term.send(b"\x1b[A\r")
+        at = term.expect(PROMPT, after=at)
+        term.send(b"/exit\r")
+        assert term.wait() == 0
+    finally:
+        term.close()
+    newest = list_sessions(db)[0]
+    assert [t.user_message for t in get_session(db, newest.id).turns] == ["Hi again."]
