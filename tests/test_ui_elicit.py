@@ -10,11 +10,12 @@ import json
 import pytest
 from test_hub_callbacks import everything
 from test_ui_support import ask, call, events, make_app, ready, scripted, turn_done, wait_for
-from textual.widgets import Checkbox, Input, Select, SelectionList
+from textual.widgets import Checkbox, Input, RadioButton, RadioSet, SelectionList
 
 from deskmate.app.store import open_db
+from deskmate.app.ui.asking import QuestionAsked
 from deskmate.app.ui.blocks import ActionBlock
-from deskmate.app.ui.elicit import ElicitScreen, QuestionAsked
+from deskmate.app.ui.elicit import ElicitScreen
 
 pytestmark = pytest.mark.slow
 
@@ -55,8 +56,8 @@ async def test_a_form_from_the_schema_accepted(home, mcp_bin):
             screen.request.fields)}
         assert isinstance(fields["check"], Checkbox)
         assert isinstance(fields["integer"], Input) and fields["integer"].value == "42"
-        assert isinstance(fields["untitledSingleSelectEnum"], Select)
-        assert fields["untitledSingleSelectEnum"].value == "Monica"
+        assert isinstance(fields["untitledSingleSelectEnum"], RadioSet)
+        assert fields["untitledSingleSelectEnum"].pressed_index == 0  # Monica
         assert isinstance(fields["titledMultipleSelectEnum"], SelectionList)
         assert fields["titledMultipleSelectEnum"].selected == ["fish-1"]
         # Required and checked: nothing is sent until the name is given.
@@ -68,12 +69,14 @@ async def test_a_form_from_the_schema_accepted(home, mcp_bin):
         await pilot.press("ctrl+s")
         assert "at most 100" in str(screen.query_one("#elicit-error").render())
         fields["integer"].value = "7"
+        fields["untitledSingleSelectEnum"].query(RadioButton)[2].value = True  # Joey
         await pilot.press("ctrl+s")
         await turn_done(app, pilot)
         sent = result_of(posted)
         assert sent["action"] == "accept"
         assert sent["content"]["name"] == "Ada" and sent["content"]["integer"] == 7
         assert sent["content"]["titledSingleSelectEnum"] == "hero-1"
+        assert sent["content"]["untitledSingleSelectEnum"] == "Joey"
         assert app.chat.query_one(ActionBlock).status == "ok"
         session_id = app.conversation.session_id
     [(mode, action, content, by, _)] = recorded(session_id)

@@ -1,30 +1,31 @@
-"""A server's question during a tool call (MCP elicitation): the modal, and its asker.
+"""A server's question during a tool call (MCP elicitation): the dialog.
 
-``UiAsker`` runs on a hub worker thread: it posts ``QuestionAsked`` to the app and
-blocks until the modal answers, the turn is cancelled (cancel) or the question has
-waited ``timeout`` seconds (cancel). Whichever comes first settles the
-``PendingQuestion``; the modal watches it and closes itself when it was settled
-elsewhere. Form mode shows one field per property of the requested (flat) schema,
-with its defaults; URL mode shows the link's host and opens the browser only when the
-user says so.
+It answers the ``PendingQuestion`` that ``app.ui.asking.UiAsker`` posted, and closes
+itself when the question was settled elsewhere (the turn cancelled, timed out). Form
+mode shows one field per property of the requested (flat) schema, with its defaults;
+URL mode shows the link's host and opens the browser only when the user says so.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Button, Checkbox, Footer, Input, Select, SelectionList, Static
+from textual.widgets import (
+    Button,
+    Checkbox,
+    Footer,
+    Input,
+    RadioButton,
+    RadioSet,
+    SelectionList,
+    Static,
+)
 
 from deskmate.app.ui.approval import hidden_characters
 from deskmate.tools.hub.elicitation import (
@@ -32,66 +33,13 @@ from deskmate.tools.hub.elicitation import (
     BadAnswer,
     ElicitAnswer,
     ElicitField,
-    ElicitRequest,
     check_answer,
 )
 
 if TYPE_CHECKING:
     from textual.timer import Timer
 
-TIMEOUT_S = 300.0  # how long a question waits for the user before it is cancelled
-
-
-@dataclass
-class PendingQuestion:
-    """A server's question on its way to the user; the first ``settle`` wins."""
-
-    request: ElicitRequest
-    timeout: float  # seconds it waits for an answer
-    answer: ElicitAnswer | None = None
-    done: threading.Event = field(default_factory=threading.Event)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    deadline: float = field(init=False)  # time.monotonic() when it is cancelled unanswered
-
-    def __post_init__(self) -> None:
-        self.deadline = time.monotonic() + self.timeout
-
-    def settle(self, answer: ElicitAnswer) -> bool:
-        with self._lock:
-            if self.done.is_set():
-                return False
-            self.answer = answer
-            self.done.set()
-            return True
-
-
-class QuestionAsked(Message):
-    def __init__(self, pending: PendingQuestion) -> None:
-        self.pending = pending
-        super().__init__()
-
-
-class UiAsker:
-    """``tools.hub.elicitation.Asker`` for the app (called from a hub worker thread)."""
-
-    def __init__(self, post: Callable[[Message], object], timeout: float = TIMEOUT_S) -> None:
-        self._post = post
-        self.timeout = timeout
-        self.cancel: threading.Event = threading.Event()  # the running turn's cancel
-
-    def __call__(self, request: ElicitRequest) -> ElicitAnswer:
-        pending = PendingQuestion(request, self.timeout)
-        self._post(QuestionAsked(pending))
-        while not pending.done.wait(0.1):
-            if self.cancel.is_set():
-                pending.settle(ElicitAnswer("cancel", decided_by="policy",
-                                            reason="the turn was cancelled"))
-            elif time.monotonic() > pending.deadline:
-                pending.settle(ElicitAnswer("cancel", decided_by="policy",
-                                            reason=f"no answer within {self.timeout:g} s"))
-        assert pending.answer is not None
-        return pending.answer
-
+    from deskmate.app.ui.asking import PendingQuestion
 
 class ElicitScreen(ModalScreen[ElicitAnswer]):
     """Answer a server's question. Dismissed with the answer.
@@ -115,7 +63,7 @@ class ElicitScreen(ModalScreen[ElicitAnswer]):
     ElicitScreen #elicit-title { text-style: bold; margin-bottom: 1; }
     ElicitScreen #elicit-fields { height: auto; max-height: 45vh; }
     ElicitScreen .field-label { margin-top: 1; }
-    ElicitScreen #elicit-fields Input, ElicitScreen #elicit-fields Select { width: 60; }
+    ElicitScreen #elicit-fields Input { width: 60; }
     ElicitScreen .field-help, ElicitScreen #elicit-left { color: $text-muted; }
     ElicitScreen #elicit-error { color: $error; text-style: bold; }
     ElicitScreen #elicit-host { text-style: bold; color: $warning; margin: 1 0; }
@@ -202,8 +150,9 @@ class ElicitScreen(ModalScreen[ElicitAnswer]):
             widget = self.query_one(f"#field-{index}")
             if isinstance(widget, Input | Checkbox):
                 values[f.name] = widget.value
-            elif isinstance(widget, Select):
-                values[f.name] = None if widget.is_blank() else widget.value
+            elif isinstance(widget, RadioSet):
+                chosen = widget.pressed_index
+                values[f.name] = f.options[chosen][0] if chosen >= 0 else None
             elif isinstance(widget, SelectionList):
                 values[f.name] = list(widget.selected)
         return values
@@ -232,9 +181,10 @@ def _widget(f: ElicitField, id: str) -> Widget:
     if f.kind == "boolean":
         return Checkbox("yes", value=bool(default), id=id, compact=True)
     if f.kind == "enum":
-        return Select([(label, value) for value, label in f.options], id=id,
-                      value=default if isinstance(default, str) else Select.BLANK,
-                      allow_blank=not f.required or default is None, compact=True)
+        # Radio buttons, not a Select: a Select mounted with a value in a dialog could
+        # fail on a loaded machine (Textual queried its label before composing it).
+        return RadioSet(*[RadioButton(label, value=value == default, compact=True)
+                          for value, label in f.options], id=id, compact=True)
     if f.kind == "multi":
         chosen = set(default) if isinstance(default, list) else set()
         return SelectionList[str](*[(label, value, value in chosen)
