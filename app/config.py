@@ -147,6 +147,10 @@ class KeysConfig:
     server_test: str = _key("t", "Servers: test (connect, list tools, timings).")
     server_sign_in: str = _key("l", "Servers: sign in (OAuth, in the browser) to an HTTP/SSE "
                                     "server.")
+    server_edit: str = _key("e", "Servers: change how to reach it (command line or URL).")
+    server_variable: str = _key("v", "Servers: set an environment variable (local) or a header "
+                                     "(remote).")
+    server_remove: str = _key("d", "Servers: remove (asks first).")
     model_use: str = _key("enter", "Models: use the highlighted model.")
     model_pull: str = _key("p", "Models: download.")
     model_cancel: str = _key("c", "Models: cancel the download.")

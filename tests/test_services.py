@@ -46,6 +46,32 @@ def test_add_toggle_remove_with_user_errors(home):
         servers.set_enabled("git", True, None)
 
 
+def test_edit_how_a_server_is_reached_and_its_env_or_headers(home):
+    servers.add_server("git", {"command": "uvx", "args": ["mcp-server-git"],
+                               "env": {"A": "1"}, "cwd": "/"}, None)
+    edit = servers.set_target("git", f"{sys.executable} -m mcp_server_git", None)
+    git = edit.config.mcp.servers["git"]
+    assert (git.command, git.args, dict(git.env), git.cwd) == (
+        sys.executable, ("-m", "mcp_server_git"), {"A": "1"}, "/"), "the rest stays"
+    assert not edit.warning and "now runs" in edit.note
+    assert servers.set_variable("git", "TOKEN=${GIT_TOKEN}", None).note == "git: env TOKEN set"
+    assert dict(load_config().mcp.servers["git"].env) == {"A": "1", "TOKEN": "${GIT_TOKEN}"}
+    assert servers.set_variable("git", "A=", None).note == "git: env A removed"
+    with pytest.raises(servers.InvalidServer, match="no env 'A' to remove"):
+        servers.set_variable("git", "A=", None)
+    with pytest.raises(servers.InvalidServer, match="write KEY=VALUE"):
+        servers.set_variable("git", "just words", None)
+    servers.add_server("web", {"url": "https://x.test/mcp"}, None)
+    servers.set_variable("web", "Authorization=Bearer ${TOKEN}", None)
+    assert dict(load_config().mcp.servers["web"].headers) == {
+        "Authorization": "Bearer ${TOKEN}"}
+    with pytest.raises(servers.InvalidServer, match="server 'web'"):
+        servers.set_target("web", "uvx some-server", None)  # headers do not fit a command
+    assert load_config().mcp.servers["web"].url == "https://x.test/mcp", "nothing written"
+    with pytest.raises(servers.UnknownServer):
+        servers.set_variable("nope", "A=1", None)
+
+
 def test_import_keeps_existing_names_unless_asked(home, tmp_path):
     servers.add_server("a", {"command": "keep"}, None)
     source = tmp_path / ".mcp.json"

@@ -539,3 +539,37 @@ async def test_the_preview_folds_the_system_prompt_and_scrolls_to_a_search_hit(h
         app.screen.query_one("#session-query").value = "zanzibar"
         await pilot.press("enter")
         await wait_for(pilot, lambda: detail.scroll_y > 20, what="the preview at the hit")
+
+
+async def test_servers_edit_set_a_variable_remove_and_fold_signatures(home):
+    from deskmate.app.services.servers import add_server
+
+    add_server("toy", toy_server("toy").to_table(), None)  # in the config file, as users have
+    app = make_app(scripted(), servers=list(load_config().mcp.servers.values()))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("f3")
+        table = app.screen.query_one("#servers-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 1 and rows(table)[0][1] == "ready",
+                       60, "toy to be ready")
+        panel = app.screen.query_one("#server-tools")
+        await wait_for(pilot, lambda: "def add(" in panel.source, 30, "the signatures")
+        width = panel.size.width
+        code = panel.source.split("```python\n", 1)[1].rsplit("```", 1)[0]
+        assert max(len(line) for line in code.splitlines()) <= width - 6
+        await pilot.press("v")
+        await type_answer(app, pilot, "GREETING=hello")
+        await wait_for(pilot, lambda: "env: GREETING" in str(
+            app.screen.query_one("#server-status").render()), 60, "the env named")
+        assert dict(load_config().mcp.servers["toy"].env) == {"GREETING": "hello"}
+        await pilot.press("e")
+        await type_answer(app, pilot, f"{sys.executable} -u {TEST_SERVERS / 'toy.py'}")
+        await wait_for(pilot, lambda: load_config().mcp.servers["toy"].args[0] == "-u",
+                       30, "the new command line")
+        assert dict(load_config().mcp.servers["toy"].env) == {"GREETING": "hello"}
+        await wait_for(pilot, lambda: table.row_count == 1 and rows(table)[0][1] == "ready",
+                       60, "toy ready again")
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: table.row_count == 0, 60, "the server gone")
+        assert "toy" not in load_config().mcp.servers

@@ -122,6 +122,62 @@ def missing_command(server: ServerConfig) -> str:
             "start until it is installed (or give its full path)")
 
 
+def set_target(name: str, target: str, config_path: Path | None) -> ConfigEdit:
+    """Change how ``name`` is reached (a command line or a URL, as ``add`` takes it);
+    its other settings (env, headers, cwd, sign-in options, enabled) stay."""
+    reach = table_from_line(target)
+    where = ("command", "args", "url", "transport")
+
+    def change(servers: dict[str, Any]) -> None:
+        kept = {k: v for k, v in servers[name].items() if k not in where}
+        misfits = [k for k in (("headers",) if "command" in reach else ("env", "cwd"))
+                   if k in kept]
+        if misfits:
+            raise InvalidServer(
+                f"server {name!r}: its {' and '.join(misfits)} do not fit a "
+                f"{'local (stdio)' if 'command' in reach else 'remote'} server: remove "
+                "them first, or add the new one under another name")
+        server = check_server(name, {**kept, **reach})
+        servers[name] = server.to_table()
+        checked.append(server)
+
+    checked: list[ServerConfig] = []
+    config = _edit_server(name, change, config_path)
+    return ConfigEdit(config, f"{name} now runs {config.mcp.servers[name].describe()}",
+                      warning=missing_command(checked[0]))
+
+
+def set_variable(name: str, assignment: str, config_path: Path | None) -> ConfigEdit:
+    """``KEY=VALUE``: an environment variable of a local server, a header of a remote
+    one (``${VAR}`` is expanded when the server starts); ``KEY=`` removes it."""
+    key, sep, value = assignment.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise InvalidServer(f"{assignment!r}: write KEY=VALUE (KEY= removes KEY); a secret "
+                            "can stay in your environment: KEY=${SECRET}")
+
+    def change(servers: dict[str, Any]) -> None:
+        table = servers[name]
+        section = "headers" if "url" in table else "env"
+        values = dict(table.get(section, {}))
+        if value:
+            values[key] = value
+        elif key not in values:
+            raise InvalidServer(f"{name} has no {section[:-1] if section == 'headers' else section}"
+                                f" {key!r} to remove")
+        else:
+            values.pop(key)
+        updated = {**table, section: values} if values else {
+            k: v for k, v in table.items() if k != section}
+        servers[name] = check_server(name, updated).to_table()
+        said.append(f"{name}: {'header' if section == 'headers' else 'env'} {key} "
+                    + ("set" if value else "removed"))
+
+    said: list[str] = []
+    config = _edit_server(name, change, config_path)
+    return ConfigEdit(config, said[0])
+
+
 def remove_server(name: str, config_path: Path | None) -> ConfigEdit:
     config = _edit_server(name, lambda servers: servers.pop(name), config_path)
     signed_out = sign_out(name)  # a server added again under this name starts signed out

@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Markdown, Static
 
 from deskmate.app.services import servers as server_ops
-from deskmate.app.ui.dialogs import AskScreen
+from deskmate.app.ui.dialogs import AskScreen, ConfirmScreen
 from deskmate.app.ui.host import host
 from deskmate.app.ui.messages import ConfigChanged, HubChanged, ServerRestarted
 from deskmate.app.ui.tables import TableScreen
@@ -34,12 +34,15 @@ if TYPE_CHECKING:
 STDERR_LINES = 20
 
 
-def describe_tools(tools: Sequence[ToolSpec]) -> str:
+def describe_tools(tools: Sequence[ToolSpec], width: int = 0) -> str:
+    """The tools as the model reads them; with ``width``, folded to fit it."""
+    from deskmate.app.ui.wrap_signature import fold
     from deskmate.tools.signatures import signature
 
     if not tools:
         return ""
-    body = "\n\n".join(signature(t).text() for t in tools)
+    texts = (signature(t).text() for t in tools)
+    body = "\n\n".join(fold(t, width) if width else t for t in texts)
     return f"### {len(tools)} tools\n\n```python\n{body}\n```"
 
 
@@ -54,6 +57,9 @@ class ServersScreen(TableScreen):
     | r | Restart. |
     | t | Test: connect on its own, list tools, time it. |
     | l | Sign in (OAuth, in the browser) to an HTTP/SSE server that asks for it. |
+    | e | Edit how to reach it (command line or URL); its other settings stay. |
+    | v | Set an environment variable (local server) or a header (remote): KEY=VALUE. |
+    | d | Remove it (asks first). |
     """
 
     BINDINGS = [
@@ -63,6 +69,9 @@ class ServersScreen(TableScreen):
         Binding("r", "restart", "Restart", id="server_restart"),
         Binding("t", "test", "Test", id="server_test"),
         Binding("l", "sign_in", "Sign in", id="server_sign_in"),
+        Binding("e", "edit_target", "Edit", id="server_edit"),
+        Binding("v", "set_variable", "Env/header", id="server_variable"),
+        Binding("d", "remove", "Remove", id="server_remove"),
     ]
 
     class Detail(Message):
@@ -101,6 +110,9 @@ class ServersScreen(TableScreen):
         yield Static("", id="servers-hint", classes="screen-hint")
         yield Footer()
 
+    def on_resize(self) -> None:
+        self.show_detail()  # the signatures are folded to the panel's width
+
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_column("server", key="name")
@@ -130,7 +142,8 @@ class ServersScreen(TableScreen):
         self.query_one("#servers-hint", Static).update(
             "no servers yet: a adds one, i imports a Claude/.mcp.json file"
             if not rows else
-            "a add · i import · space enable/disable · r restart · t test · l sign in")
+            "a add · i import · space enable/disable · r restart · t test · l sign in · "
+            "e edit · v env/header · d remove")
         self.show_detail()
 
     def show_detail(self) -> None:
@@ -151,8 +164,16 @@ class ServersScreen(TableScreen):
                 line += f" · {state.server_info}"
             elif state.status == "needs-sign-in":
                 line += " · press l to sign in"
+            cfg = host(self).config.mcp.servers.get(name)
+            names = sorted(cfg.env if cfg and cfg.transport == "stdio" else
+                           cfg.headers if cfg else ())  # names only: values may be secrets
+            if names:
+                line += f"\n{'env' if cfg and cfg.transport == 'stdio' else 'headers'}: " \
+                        + ", ".join(names)
             status.update(Content(line + (f"\n{state.error}" if state.error else "")))
-        text = describe_tools(state.tools) if state else ""
+        # The code block's frame and padding take a few columns of the panel.
+        width = max(20, tools.size.width - 6) if tools.size.width else 0
+        text = describe_tools(state.tools, width) if state else ""
         if text != tools.source:  # hub changes arrive often; re-render only what changed
             tools.update(text)
         self.load_stderr(name)
@@ -269,6 +290,45 @@ class ServersScreen(TableScreen):
             AskScreen("Import servers from (Claude Desktop, Claude Code .mcp.json, Cursor, "
                       "VS Code):", placeholder="~/.config/Claude/claude_desktop_config.json"),
             got_path)
+
+    def action_edit_target(self) -> None:
+        if (name := self.selected) is None:
+            return
+        cfg = host(self).config.mcp.servers[name]
+        current = cfg.describe() if cfg.transport == "stdio" else (
+            cfg.url + (" sse" if cfg.transport == "sse" else ""))
+
+        def got(target: str | None) -> None:
+            if target and target.strip() != current:
+                self.edit(partial(server_ops.set_target, name, target))
+
+        self.app.push_screen(AskScreen(f"How to reach {name}: a command line, or a URL (add "
+                                       "' sse' for an SSE server)", value=current), got)
+
+    def action_set_variable(self) -> None:
+        if (name := self.selected) is None:
+            return
+        local = host(self).config.mcp.servers[name].transport == "stdio"
+        what = "An environment variable" if local else "A header"
+
+        def got(assignment: str | None) -> None:
+            if assignment:
+                self.edit(partial(server_ops.set_variable, name, assignment))
+
+        self.app.push_screen(AskScreen(f"{what} for {name}: KEY=VALUE (KEY= removes it; "
+                                       "${VAR} takes it from your environment)",
+                                       placeholder="API_KEY=${MY_API_KEY}"), got)
+
+    def action_remove(self) -> None:
+        if (name := self.selected) is None:
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.edit(partial(server_ops.remove_server, name))
+
+        self.app.push_screen(ConfirmScreen(f"Remove the server {name} from the config (and "
+                                           "its sign-in, if any)?", yes="Remove"), confirmed)
 
     def action_toggle_server(self) -> None:
         if (name := self.selected) is not None:

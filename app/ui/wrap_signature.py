@@ -1,0 +1,77 @@
+"""Python signatures folded to a panel's width, one parameter a line when too long.
+
+The Servers screen shows each tool as the model reads it; a code block does not wrap,
+so a long ``def`` line was cut at the panel's edge, parameters and all.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def split_top_level(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets and quotes."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote and text[i - 1] != "\\":
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    tail = text[start:].strip()
+    return parts + ([tail] if tail else [])
+
+
+def _closing_paren(line: str, opening: int) -> int:
+    depth, quote = 0, ""
+    for i in range(opening, len(line)):
+        ch = line[i]
+        if quote:
+            if ch == quote and line[i - 1] != "\\":
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def fold(signature: str, width: int) -> str:
+    """``signature`` (a ``def`` line and an indented docstring) within ``width`` columns
+    where it can be: parameters one a line, the docstring wrapped. Nothing is dropped."""
+    lines = signature.splitlines()
+    if not lines:
+        return signature
+    head, rest = lines[0], lines[1:]
+    out: list[str] = []
+    opening = head.find("(")
+    closing = _closing_paren(head, opening) if opening >= 0 else -1
+    if len(head) > width and closing > opening >= 0:
+        params = split_top_level(head[opening + 1:closing])
+        out.append(head[:opening + 1])
+        out.extend(f"    {p}," for p in params)
+        out.append(head[closing:])
+    else:
+        out.append(head)
+    for line in rest:
+        indent = line[: len(line) - len(line.lstrip())]
+        if len(line) <= width or not line.strip():
+            out.append(line)
+        else:
+            out.extend(textwrap.wrap(line.strip(), width=max(20, width - len(indent)),
+                                     initial_indent=indent, subsequent_indent=indent,
+                                     break_long_words=False, break_on_hyphens=False))
+    return "\n".join(out)
