@@ -22,6 +22,10 @@ and uses the mean only):
   the tokens trained on come from the distribution the loss differentiates.
 - Micro-batches group model calls of similar length (padding is to the longest of a
   micro-batch); fp16 GPUs scale the loss (a ``GradScaler``).
+- Rollouts sampled by another engine than the trained weights (llama.cpp on the
+  quantized base, ``finetune/engine.py``) carry the log-probs they were drawn with; each
+  token's loss is weighted by min(π_old / π_engine, ``is_cap``) (truncated importance
+  sampling, as TRL and verl do for vLLM).
 - Optional KL to the base (the model with the adapter disabled), k3 estimator.
 """
 
@@ -77,8 +81,16 @@ class GRPOConfig:
     # observations of ≤ 4,000 characters (~1.2k tokens each) come to about 10k.
     # A call that would pass it ends its rollout as "context_full" (scored, not failed).
     max_seq_len: int = 12288
+    # Who samples the rollouts: "policy" (the trained weights, token by token in torch)
+    # or "llamacpp" (the serving GGUF with this step's adapter: finetune/engine.py).
+    rollout_engine: str = "policy"
+    # Truncation of the importance weight π_old / π_engine of engine-sampled tokens
+    # (TRL's vllm_importance_sampling_cap): bounds the variance a rare token brings.
+    is_cap: float = 2.0
 
     def __post_init__(self) -> None:
+        if self.rollout_engine not in ("policy", "llamacpp"):
+            raise ValueError(f"rollout_engine {self.rollout_engine!r}: use policy or llamacpp")
         if self.temperature <= 0:
             raise ValueError(f"temperature {self.temperature}: GRPO needs sampling "
                              "(a temperature above 0) for its rollouts to differ")
@@ -90,6 +102,9 @@ class Sample:
 
     prompt_ids: tuple[int, ...]
     completion_ids: tuple[int, ...]
+    # log-probs of the completion under the sampler that drew it (the engine); () when
+    # the trained weights sampled it themselves, or nobody recorded them.
+    logprobs: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -127,10 +142,13 @@ def group_advantages(rewards: Sequence[float], eps: float = 1e-6) -> list[float]
 
 def token_losses(new_logp: Tensor, old_logp: Tensor, advantage: Tensor | float,
                  clip_eps: float, ref_logp: Tensor | None = None,
-                 kl_beta: float = 0.0) -> tuple[Tensor, Tensor, Tensor]:
+                 kl_beta: float = 0.0, behaviour_logp: Tensor | None = None,
+                 is_cap: float = 2.0) -> tuple[Tensor, Tensor, Tensor]:
     """Per-token loss; returns (loss, kl, clipped) shaped like ``new_logp``.
 
     ``advantage`` is a number or a tensor that broadcasts (one per row of a batch).
+    ``behaviour_logp``: the log-probs the tokens were sampled with, when another engine
+    sampled them; the loss is then weighted by min(π_old / π_behaviour, ``is_cap``).
     """
     import torch
 
@@ -140,6 +158,9 @@ def token_losses(new_logp: Tensor, old_logp: Tensor, advantage: Tensor | float,
     plain = ratio * advantage
     clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * advantage
     loss = -torch.minimum(plain, clipped)
+    if behaviour_logp is not None:
+        # Truncated importance sampling: the tokens came from the engine's distribution.
+        loss = loss * torch.clamp(torch.exp(old_logp - behaviour_logp), max=is_cap).detach()
     kl = torch.zeros_like(loss)
     if ref_logp is not None and kl_beta:
         # k3 estimator of KL(π || π_ref): exp(d) - d - 1 with d = ref - new, always ≥ 0.
@@ -236,7 +257,8 @@ def update(batch: Sequence[Trainable], logprobs: LogprobFn, parameters: Sequence
                                       device=new.device)
             per_token, kl, clipped = token_losses(
                 new, old[i] if old is not None else new.detach(), advantages,
-                config.clip_eps, ref[i] if ref is not None else None, config.kl_beta)
+                config.clip_eps, ref[i] if ref is not None else None, config.kl_beta,
+                _behaviour(chunk, new), config.is_cap)
             # Padding masked out; divided by the tokens of the whole batch, so the
             # accumulated gradient is that of one token-level mean over the step.
             loss = (per_token * mask).sum() / tokens
@@ -254,6 +276,18 @@ def update(batch: Sequence[Trainable], logprobs: LogprobFn, parameters: Sequence
             optimizer.step()
     return UpdateStats(loss=total, tokens=tokens, samples=len(batch), kl=kl_sum / tokens,
                        clipped=clipped_sum / tokens, grad_norm=grad_norm)
+
+
+def _behaviour(chunk: Sequence[Trainable], like: Tensor) -> Tensor | None:
+    """The sampler's log-probs of a micro-batch, padded like ``like``; None unless every
+    sample has them (the trained weights sampled it themselves: no correction)."""
+    import torch
+
+    if not all(len(t.sample.logprobs) == len(t.sample.completion_ids) for t in chunk):
+        return None
+    width = like.shape[1]
+    return torch.tensor([list(t.sample.logprobs) + [0.0] * (width - len(t.sample.logprobs))
+                         for t in chunk], dtype=like.dtype, device=like.device)
 
 
 def _logprobs(fn: LogprobFn, chunk: Sequence[Trainable]) -> tuple[Tensor, Tensor]:

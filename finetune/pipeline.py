@@ -68,7 +68,8 @@ def run(spec: RunSpec, run_dir: Path, emit: Emit) -> dict[str, Any]:
         judge = Judge(judge_model() if _needs_judge(tasks) else None, weights=weights)
         environment = _environment(spec, hub, db, stack)
         result = train(policy, train_tasks, config, judge, run_dir=run_dir,
-                       settings=settings, emit=emit, environment=environment)
+                       settings=settings, emit=emit, environment=environment,
+                       serving_gguf=spec.serving_gguf)
         from deskmate.finetune.export import export_gguf_adapter
 
         adapter = export_gguf_adapter(policy.model, run_dir / "adapter.gguf",

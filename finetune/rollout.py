@@ -136,6 +136,10 @@ def run_rollout(model: ChatModel, task_key: str, prompt: str, gate: ToolGate, *,
         runtime.close()
     if seeded.context_full:
         status = "context_full"
-    samples = tuple(Sample(tuple(r.prompt_ids), tuple(r.completion_ids)) for r in take())
+    # An engine other than the trained weights keeps the log-probs it sampled with: the
+    # update corrects for the difference (truncated importance sampling).
+    off_policy = getattr(model, "off_policy", False)
+    samples = tuple(Sample(tuple(r.prompt_ids), tuple(r.completion_ids),
+                           tuple(r.logprobs) if off_policy else ()) for r in take())
     return Rollout(task_key, answer, status, transcript, samples, tool_calls,
                    time.perf_counter() - started)

@@ -53,7 +53,7 @@ def tiny_run(gguf: Path, run_dir: Path, config: GRPOConfig = CONFIG,
     loaded = time.perf_counter()
     result = train(policy, tiny_tasks(), config, Judge(None), run_dir=run_dir,
                    settings=RolloutSettings.of("eager", config),
-                   emit=emit or (lambda event: None))
+                   emit=emit or (lambda event: None), serving_gguf=gguf)
     trained = time.perf_counter()
     adapter = export_gguf_adapter(policy.model, run_dir / "adapter.gguf", base_gguf=gguf,
                                   overwrite=True)

@@ -46,11 +46,14 @@ class TrainResult:
 
 def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge: Judge, *,
           run_dir: Path, settings: RolloutSettings, emit: Emit,
-          environment: EnvironmentFor | None = None) -> TrainResult:
+          environment: EnvironmentFor | None = None, serving_gguf: str | Path = ""
+          ) -> TrainResult:
     """``config.steps`` GRPO steps on ``tasks``, resuming from ``run_dir``'s checkpoints.
 
     Each rollout runs in ``environment(task)`` (``finetune.environment``; default: no
-    tools); one whose world could not be set up scores 0 and is reported.
+    tools); one whose world could not be set up scores 0 and is reported. With
+    ``config.rollout_engine == "llamacpp"`` llama.cpp samples the rollouts from
+    ``serving_gguf`` with the adapter as it stands at each step.
     """
     import torch
 
@@ -58,7 +61,14 @@ def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge:
     from deskmate.finetune.policy import PolicyChatModel
 
     environment = environment or no_tools
-    chat = PolicyChatModel(policy)
+    engine = None
+    if config.rollout_engine == "llamacpp":
+        from deskmate.finetune.engine import LlamaCppEngine
+
+        if not serving_gguf:
+            raise ValueError("rollout_engine llamacpp needs the serving GGUF")
+        engine = LlamaCppEngine(policy, serving_gguf)
+    chat = engine or PolicyChatModel(policy)
     params = [p for p in policy.model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=config.learning_rate,
                                   weight_decay=config.weight_decay)
@@ -74,6 +84,12 @@ def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge:
     started, first = time.perf_counter(), state.step
     for step in range(first + 1, config.steps + 1):
         t0 = time.perf_counter()
+        if engine is not None:  # the adapter as it stands, as the user will serve it
+            from deskmate.finetune.export import export_gguf_adapter
+
+            engine.load_adapter(export_gguf_adapter(
+                policy.model, run_dir / "engine" / "adapter.gguf", base_gguf=engine.gguf,
+                overwrite=True))
         chosen = [by_key[k] for k in pick_tasks(list(by_key), config, step)]
 
         def rollout(task: TrainTask, g: int, step: int = step) -> Rollout:
@@ -125,6 +141,8 @@ def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge:
         emit(line)
         if step % config.checkpoint_every == 0 or step == config.steps:
             save_checkpoint(run_dir, policy.model, optimizer, state)
+    if engine is not None:
+        engine.close()
     return TrainResult(state.history, state.step)
 
 

@@ -220,3 +220,33 @@ def test_loss_scaling_takes_the_same_step():
                        GRPOConfig(max_grad_norm=0.05), scaler=scaler)
         assert stats.grad_norm > 0.05  # clipping acted on the unscaled gradient
     assert torch.allclose(plain.logits, scaled.logits, atol=1e-6)
+
+
+def test_engine_sampled_tokens_are_importance_weighted_hand_computed():
+    """Tokens drawn by llama.cpp: loss × min(π_old / π_engine, cap)."""
+    new = torch.log(torch.tensor([0.5, 0.5, 0.5]))
+    engine = torch.log(torch.tensor([0.5, 0.25, 0.1]))  # weights 1, 2, 5 → capped at 2
+    loss, _, _ = token_losses(new, new.detach(), advantage=1.0, clip_eps=0.2,
+                              behaviour_logp=engine, is_cap=2.0)
+    assert loss.tolist() == pytest.approx([-1.0, -2.0, -2.0])
+
+
+def test_samples_with_their_own_logprobs_update_as_without():
+    plain, weighted = Bigram(), Bigram()
+    with torch.no_grad():
+        own = [Trainable(Sample(t.sample.prompt_ids, t.sample.completion_ids,
+                                tuple(plain.one(t.sample.prompt_ids,
+                                                t.sample.completion_ids).tolist())),
+                         t.advantage) for t in _batch()]
+    for model, batch in ((plain, _batch()), (weighted, own)):
+        update(batch, model.logprobs, list(model.parameters()),
+               torch.optim.SGD(model.parameters(), lr=0.5), GRPOConfig(max_grad_norm=100.0))
+    assert torch.allclose(plain.logits, weighted.logits, atol=1e-6)
+    # An engine that thought the tokens twice as likely halves their weight.
+    halved = Bigram()
+    off = [Trainable(Sample(t.sample.prompt_ids, t.sample.completion_ids,
+                            tuple(x + math.log(2) for x in t.sample.logprobs)), t.advantage)
+           for t in own]
+    stats = update(off, halved.logprobs, list(halved.parameters()),
+                   torch.optim.SGD(halved.parameters(), lr=0.5), GRPOConfig(max_grad_norm=100.0))
+    assert stats.loss == pytest.approx(-1.5 / 7 / 2)

@@ -1,0 +1,202 @@
+"""Training rollouts at engine speed: llama.cpp samples them, torch trains on them.
+
+The trainer (``policy.py``, ``logprobs.py``) and the engine meet at one small interface:
+an engine is a ``ChatModel`` that keeps ``records`` (``GenerationRecord``: prompt ids,
+completion ids, and the log-probability under which it sampled every token) and takes
+``load_adapter(path)`` between steps. ``LlamaCppEngine`` runs the serving GGUF with the
+current step's adapter, exported as the user will run it: rollouts see the served
+quantization, and the calls of a rollout share their prompt prefix in llama.cpp's KV
+cache. Its weights (Q4 + adapter) are not the trainer's (dequantized + LoRA): the
+update corrects the difference with truncated importance sampling
+(``grpo.token_losses``' ``behaviour_logp``), as TRL and verl do for vLLM.
+
+Prompts are rendered and tokenized by the policy's tokenizer (the GGUF's own template;
+tests check the ids equal llama.cpp's), and sampling is this module's: numpy, seeded per
+call, temperature, top-p (training uses 1), so the recorded log-probability is exactly
+the one the token was drawn with.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from deskmate.app.llm.base import (
+    ChatMessage,
+    Delta,
+    Finished,
+    FinishReason,
+    GenerationParams,
+    ModelError,
+    ModelInfo,
+    StreamEvent,
+    TokenClock,
+)
+from deskmate.app.llm.stops import StopMatcher
+from deskmate.finetune._sampling import Detokenizer
+from deskmate.finetune.policy import ContextFull, GenerationRecord
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from deskmate.finetune.policy import Policy
+
+
+def sample(logits: NDArray[np.float32], temperature: float, top_p: float,
+           rng: np.random.Generator) -> tuple[int, float]:
+    """A token and its log-probability at ``temperature`` (before top-p, as the loss
+    reads it); greedy at temperature 0 (log-probability at temperature 1)."""
+    import numpy as np
+
+    scaled = logits.astype(np.float64) / (temperature if temperature > 0 else 1.0)
+    logp = scaled - scaled.max()
+    logp -= np.log(np.exp(logp).sum())
+    if temperature <= 0:
+        token = int(np.argmax(logits))
+        return token, float(logp[token])
+    probs = np.exp(logp)
+    if 0 < top_p < 1:
+        order = np.argsort(-probs)
+        sorted_probs = probs[order]
+        outside = np.cumsum(sorted_probs) - sorted_probs >= top_p
+        probs = probs.copy()
+        probs[order[outside]] = 0.0
+    probs /= probs.sum()
+    token = int(rng.choice(len(probs), p=probs))
+    return token, float(logp[token])
+
+
+class LlamaCppEngine:
+    """deskmate's ``ChatModel`` over llama.cpp for training rollouts; one call at a time."""
+
+    def __init__(self, policy: Policy, gguf: str | Path, *, context: int | None = None,
+                 threads: int | None = None) -> None:
+        self.policy, self.gguf = policy, Path(gguf)
+        self.context = context or policy.config.max_seq_len
+        self.threads = threads
+        self.records: list[GenerationRecord] = []
+        self.info = ModelInfo(name=self.gguf.name, backend="llama.cpp (training engine)",
+                              context_size=self.context,
+                              architecture=getattr(policy.model.config, "model_type", ""),
+                              path=str(self.gguf))
+        self.off_policy = True  # its records' log-probs are not the trained weights'
+        self._adapter: Path | None = None
+        self._llm: Any = None
+        self._lock = threading.Lock()
+
+    def load_adapter(self, adapter: str | Path | None) -> None:
+        """Sample with ``adapter`` (a GGUF LoRA) from the next call on."""
+        with self._lock:
+            self._adapter = Path(adapter) if adapter else None
+            self._close()
+
+    def take_records(self) -> list[GenerationRecord]:
+        out, self.records = self.records, []
+        return out
+
+    @property
+    def last_call(self) -> GenerationRecord | None:
+        return self.records[-1] if self.records else None
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.policy.tokenize(text)
+
+    def stream(self, messages: Sequence[ChatMessage],
+               params: GenerationParams = GenerationParams(),
+               cancel: threading.Event | None = None) -> Iterator[StreamEvent]:
+        if params.grammar or params.json_schema:
+            raise ModelError("the training engine samples without grammars or JSON schemas")
+        prompt = self.policy.encode(messages, params.tools)
+        limit = min(self.context, self.policy.config.max_seq_len)
+        if len(prompt) >= limit:
+            raise ContextFull(f"the prompt is {len(prompt):,} tokens but training allows "
+                              f"{limit:,} (max_seq_len): the conversation is full")
+        with self._lock:
+            yield from self._generate(prompt, params, cancel or threading.Event(), limit)
+
+    def _model(self) -> Any:
+        if self._llm is None:
+            import os
+
+            import llama_cpp
+
+            threads = self.threads or os.cpu_count() or 1
+            self._llm = llama_cpp.Llama(
+                str(self.gguf), lora_path=str(self._adapter) if self._adapter else None,
+                n_ctx=self.context, n_threads=threads, n_threads_batch=threads,
+                n_gpu_layers=-1, logits_all=False, verbose=False)
+        return self._llm
+
+    def _generate(self, prompt: list[int], params: GenerationParams,
+                  cancel: threading.Event, limit: int) -> Iterator[StreamEvent]:
+        import llama_cpp
+        import numpy as np
+
+        llm = self._model()
+        n_vocab = llm.n_vocab()
+        clock = TokenClock(time.perf_counter())
+        stops, detok = StopMatcher(params.stop), Detokenizer(self.policy.tokenizer)
+        rng = np.random.default_rng(params.seed if params.seed is not None
+                                    else self.policy.config.seed)
+        # Keep the cached prefix this prompt shares with the last call (at least one
+        # token is evaluated: its logits start the reply).
+        cached = llm.input_ids[:llm.n_tokens].tolist()
+        keep = 0
+        for a, b in zip(cached, prompt[:-1], strict=False):
+            if a != b:
+                break
+            keep += 1
+        llm.n_tokens = keep
+        reused = keep
+        llm.eval(prompt[keep:])
+        ids: list[int] = []
+        logprobs: list[float] = []
+        finish: FinishReason = "length"
+        max_new = min(params.max_tokens, limit - len(prompt))
+        while len(ids) < max_new:
+            if cancel.is_set():
+                finish = "cancelled"
+                break
+            # The last evaluated position's logits (llama.cpp keeps only those here).
+            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1),
+                                           shape=(n_vocab,))
+            token, logp = sample(logits, params.temperature, params.top_p, rng)
+            ids.append(token)
+            logprobs.append(logp)
+            clock.tick(time.perf_counter())
+            if token in self.policy.eos_ids:
+                finish = "stop"
+                break
+            emit, stopped = stops.feed(detok.add(token))
+            if emit:
+                yield Delta(emit)
+            if stopped:
+                finish = "stop"
+                break
+            if len(ids) < max_new:
+                llm.eval([token])
+        if not stops.stopped:
+            tail = stops.feed(detok.flush())[0] + stops.flush()
+            if tail:
+                yield Delta(tail)
+        if cancel.is_set():
+            finish = "cancelled"
+        self.records.append(GenerationRecord(
+            prompt_ids=tuple(prompt), completion_ids=tuple(ids), text=stops.text,
+            finish_reason=finish, logprobs=tuple(logprobs)))
+        usage = clock.usage(time.perf_counter(), prompt_tokens=len(prompt),
+                            reused_tokens=reused, evaluated_tokens=len(prompt) - reused)
+        yield Finished(stops.text, finish, usage)
+
+    def _close(self) -> None:
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._close()
