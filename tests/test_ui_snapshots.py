@@ -41,8 +41,8 @@ def fixed_durations(app) -> None:
     app.chat.query_one("#prompt").cursor_blink = False
     run = app.conversation.run
 
-    def steady(text, cancel):
-        for event in run(text, cancel):
+    def steady(text, cancel, **options):
+        for event in run(text, cancel, **options):
             if hasattr(event, "duration_s"):
                 event = dataclasses.replace(event, duration_s=0.25)
             if hasattr(event, "wall_s"):
