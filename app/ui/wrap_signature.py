@@ -7,24 +7,32 @@ so a long ``def`` line was cut at the panel's edge, parameters and all.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterator
 
 _OPEN, _CLOSE = "([{", ")]}"
 
 
-def split_top_level(text: str) -> list[str]:
-    """``text`` split at the commas outside brackets and quotes."""
-    parts, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(text):
+def _outside_quotes(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """(index, character, bracket depth after it) for each character outside quotes."""
+    depth, quote = 0, ""
+    for i in range(start, len(text)):
+        ch = text[i]
         if quote:
             if ch == quote and text[i - 1] != "\\":
                 quote = ""
-        elif ch in "\"'":
+            continue
+        if ch in "\"'":
             quote = ch
-        elif ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-        elif ch == "," and depth == 0:
+            continue
+        depth += (ch in _OPEN) - (ch in _CLOSE)
+        yield i, ch, depth
+
+
+def split_top_level(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets and quotes."""
+    parts, start = [], 0
+    for i, ch, depth in _outside_quotes(text):
+        if ch == "," and depth == 0:
             parts.append(text[start:i].strip())
             start = i + 1
     tail = text[start:].strip()
@@ -32,20 +40,9 @@ def split_top_level(text: str) -> list[str]:
 
 
 def _closing_paren(line: str, opening: int) -> int:
-    depth, quote = 0, ""
-    for i in range(opening, len(line)):
-        ch = line[i]
-        if quote:
-            if ch == quote and line[i - 1] != "\\":
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-            if depth == 0:
-                return i
+    for i, ch, depth in _outside_quotes(line, opening):
+        if ch in _CLOSE and depth == 0:
+            return i
     return -1
 
 
