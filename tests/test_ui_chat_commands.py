@@ -259,3 +259,24 @@ async def test_f1_lists_the_commands_attachments_and_copy_keys(home):
         for shown in ("/sessions", "/export [PATH]", "/clear", "/retry", "/edit", "c / k",
                       "@./file @/abs/file"):
             assert shown in keys, shown
+
+
+async def test_a_tool_calls_arguments_and_result_are_copied(home):
+    from conftest import toy_server
+    from test_ui_support import call
+    from textual.widgets._collapsible import CollapsibleTitle
+
+    from deskmate.app.ui.blocks import ActionBlock
+
+    model = scripted(call("toy__add", a=20, b=22), "The sum is 42.")
+    app = make_app(model, servers=[toy_server(trust=True)])
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        await ask(app, pilot, "What is 20 + 22?")
+        await turn_done(app, pilot)
+        block = app.chat.query_one(ActionBlock)
+        block.query_one(CollapsibleTitle).focus()
+        await pilot.press("c")
+        assert '"a": 20' in app.clipboard and app.clipboard.endswith("42")
+        await pilot.press("k")
+        assert '"a": 20' in app.clipboard and "42" not in app.clipboard

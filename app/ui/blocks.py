@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, Collapsible, Markdown, Static
 
-from deskmate.app.ui.copying import Copyable, code_of
+from deskmate.app.ui.copying import COPY_BINDINGS, Copyable, code_of
 
 Status = Literal["pending", "running", "waiting", "ok", "error", "denied", "cancelled"]
 
@@ -44,8 +44,10 @@ def short_args(arguments: dict[str, Any], limit: int = 48) -> str:
                               for k, v in arguments.items()), limit)
 
 
-class UserBlock(Copyable, Static):
+class UserBlock(Static, Copyable, can_focus=True):
     """What the user asked."""
+
+    BINDINGS = COPY_BINDINGS
 
     def __init__(self, text: str) -> None:
         super().__init__(Content(text), classes="user")
@@ -55,8 +57,10 @@ class UserBlock(Copyable, Static):
         return self.text
 
 
-class ReplyBlock(Copyable, Markdown):
+class ReplyBlock(Markdown, Copyable, can_focus=True):
     """The model's text for one step, streamed, then rendered once in full."""
+
+    BINDINGS = COPY_BINDINGS
 
     def __init__(self, text: str = "", *, step: int = 0, classes: str = "") -> None:
         super().__init__(text, classes=f"assistant {classes}".strip())
@@ -73,11 +77,12 @@ class Notice(Markdown):
         super().__init__(text, classes=f"notice -{kind}")
 
 
-class ActionBlock(Copyable, Collapsible):
+class ActionBlock(Collapsible, Copyable):
     """One code cell or tool call, with its live status; ``c`` copies the code or the
-    arguments and the output, ``k`` the code or arguments only."""
+    arguments and the output, ``k`` the code or arguments only (from its title, which
+    takes the focus)."""
 
-    can_focus = False  # its title takes the focus; c and k reach the block from there
+    BINDINGS = COPY_BINDINGS
 
     status: reactive[Status] = reactive("pending", init=False)
     """Where the action stands; the title's mark and colour follow it."""

@@ -28,7 +28,7 @@ from textual.widgets import Footer, Header, Static
 
 from deskmate.app.ui.attachment import attachment_blocks, file_problem
 from deskmate.app.ui.commands import COMMANDS, Typed, hint, read_command
-from deskmate.app.ui.copying import Copyable
+from deskmate.app.ui.copying import COPY_KEYS, Copyable
 from deskmate.app.ui.host import host
 from deskmate.app.ui.messages import AgentEventPosted, FeedbackStored, TurnEnded
 from deskmate.app.ui.prompt import PromptArea
@@ -373,7 +373,9 @@ class ChatView(ReportsWorkers, Vertical):
             # Deltas that arrive faster than the screen redraws are joined (at most
             # DELTA_HZ messages a second), so a fast model never floods the event loop.
             # A retried prompt is sent as the model read it (already expanded).
-            for event in conversation.run(text, cancel, expand=not retry):
+            turn = (conversation.run(text, cancel, expand=False) if retry
+                    else conversation.run(text, cancel))
+            for event in turn:
                 if isinstance(event, ModelDelta) and (
                         not pending or pending[0].step == event.step):
                     pending.append(event)
@@ -475,7 +477,7 @@ class ChatScreen(Screen):
         copy it (which binds only c and k): a printable one is typed into the prompt
         rather than lost."""
         copying = isinstance(self.focused, Copyable)
-        if copying and event.key in Copyable.KEYS:
+        if copying and event.key in COPY_KEYS:
             return  # the block's binding, checked once the key passed the screen
         if (copying or self.focused is None) and event.is_printable and event.character:
             event.stop()

@@ -10,9 +10,12 @@ the code or arguments of an action). The copy goes through Textual's
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, cast
 
-from textual.binding import Binding
-from textual.widget import Widget
+from textual.binding import Binding, BindingType
+
+if TYPE_CHECKING:
+    from textual.widget import Widget
 
 # A fenced code block: its opening fence (``` or ~~~, three or more), an info string,
 # the code, and the same fence closing it.
@@ -24,12 +27,18 @@ def code_of(text: str) -> str:
     return "\n".join(match.group(2).rstrip("\n") for match in _FENCE.finditer(text))
 
 
-class Copyable(Widget):
-    """A block with text to copy: ``c`` copies it, ``k`` its code only."""
+_COPY = (Binding("c", "copy_block", "Copy"), Binding("k", "copy_code", "Copy code"))
+COPY_BINDINGS: list[BindingType] = list(_COPY)
+COPY_KEYS = frozenset(b.key for b in _COPY)
 
-    can_focus = True
-    BINDINGS = [Binding("c", "copy_text", "Copy"), Binding("k", "copy_code", "Copy code")]
-    KEYS = frozenset(b.key for b in BINDINGS if isinstance(b, Binding))
+
+class Copyable:
+    """A block with text to copy: ``c`` copies it, ``k`` its code only.
+
+    Mixed in after the widget class, which also says ``BINDINGS = COPY_BINDINGS`` and
+    ``can_focus=True`` (``class UserBlock(Static, Copyable, can_focus=True)``): Textual
+    takes a widget's default CSS along its first bases only (a widget mixin first would
+    lose ``Static``'s ``height: auto``), and bindings from widget classes only."""
 
     def copy_text(self) -> str:
         """The block's whole text, as it would be pasted."""
@@ -39,18 +48,19 @@ class Copyable(Widget):
         """The block's code; by default the fenced blocks of its text."""
         return code_of(self.copy_text())
 
-    def action_copy_text(self) -> None:
-        self._copy(self.copy_text(), "Copied")
+    def action_copy_block(self) -> None:
+        _copy(cast("Widget", self), self.copy_text(), "Copied")
 
     def action_copy_code(self) -> None:
-        self._copy(self.copy_code(), "Copied the code")
+        _copy(cast("Widget", self), self.copy_code(), "Copied the code")
 
-    def _copy(self, text: str, title: str) -> None:
-        if not text.strip():
-            self.notify("Nothing to copy here: k copies fenced code, c the whole block.",
-                        severity="warning")
-            return
-        self.app.copy_to_clipboard(text)
-        lines = text.count("\n") + 1
-        self.notify(f"{len(text):,} characters, {lines:,} line{'s' if lines != 1 else ''}, "
-                    "to the clipboard (the terminal must allow OSC 52).", title=title)
+
+def _copy(widget: Widget, text: str, title: str) -> None:
+    if not text.strip():
+        widget.notify("Nothing to copy here: k copies fenced code, c the whole block.",
+                      severity="warning")
+        return
+    widget.app.copy_to_clipboard(text)
+    lines = text.count("\n") + 1
+    widget.notify(f"{len(text):,} characters, {lines:,} line{'s' if lines != 1 else ''}, "
+                  "to the clipboard (the terminal must allow OSC 52).", title=title)
