@@ -151,6 +151,8 @@ class KeysConfig:
     server_variable: str = _key("v", "Servers: set an environment variable (local) or a header "
                                      "(remote).")
     server_remove: str = _key("d", "Servers: remove (asks first).")
+    server_tool_toggle: str = _key("o", "Servers: turn the highlighted tool (in the tools "
+                                        "list) off or on for the agent.")
     model_use: str = _key("enter", "Models: use the highlighted model.")
     model_pull: str = _key("p", "Models: download.")
     model_cancel: str = _key("c", "Models: cancel the download.")
@@ -161,6 +163,7 @@ class KeysConfig:
     finetune_stop: str = _key("x", "Finetune: stop the running run (it can be resumed).")
     finetune_use: str = _key("u", "Finetune: serve the selected run's adapter.")
     finetune_tasks: str = _key("t", "Finetune: choose which session prompts runs train on.")
+    finetune_install: str = _key("i", "Finetune: install the training libraries (asks first).")
     task_toggle: str = _key("space", "Task picker: include or exclude the prompt.")
 
 

@@ -201,6 +201,42 @@ async def test_without_the_extras_s_says_how_to_install_them(home, tiny_model_pa
         assert not list((paths.data_dir() / "finetune").glob("run-*"))
 
 
+async def test_i_installs_the_extras_after_asking_and_follows_pip(home, tiny_model_path,
+                                                               monkeypatch, tmp_path):
+    import sys
+
+    from deskmate.app.ui.dialogs import ConfirmScreen
+    from deskmate.finetune import extras
+
+    installed = tmp_path / "installed"
+    real = extras.find_spec
+    monkeypatch.setattr(extras, "find_spec",
+                        lambda name: real(name) if installed.exists() else None)
+    # A stand-in for pip that says what pip says and leaves the packages "installed".
+    fake_pip = (f"{sys.executable} -c \"import pathlib; print('Successfully installed "
+                f"torch'); pathlib.Path('{installed}').touch()\"")
+    monkeypatch.setattr(extras, "install_command", lambda: fake_pip)
+    record_tasks(2)
+    app = tiny_app(tiny_model_path)
+    async with app.run_test(size=(130, 40)) as pilot:
+        screen = await open_screen(app, pilot)
+        assert "press i" in text(screen, "#finetune-plan")
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        await pilot.press("n")  # asked first: nothing runs on a no
+        await pilot.pause(0.3)
+        assert not installed.exists()
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        await pilot.press("y")
+        log = screen.query_one("#finetune-log", Log)
+        await wait_for(pilot, lambda: "Successfully installed torch" in "\n".join(log.lines),
+                       60, "pip's output in the log")
+        await wait_for(pilot, lambda: screen.survey is not None and screen.survey.extras.ok,
+                       60, "the survey to see the extras")
+        assert "press i" not in text(screen, "#finetune-plan")
+
+
 async def test_a_failed_run_keeps_and_shows_why(home, tiny_model_path):
     from deskmate.app.ui.finetune_view import RunView
     from deskmate.finetune.runs import start_run

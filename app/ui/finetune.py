@@ -12,6 +12,8 @@ adapter ``app.services.adapters`` (the CLI's ``finetune use`` too).
 
 from __future__ import annotations
 
+import importlib
+import shlex
 import signal
 import subprocess
 from pathlib import Path
@@ -38,6 +40,7 @@ from textual.widgets import (
 from textual.worker import Worker, WorkerState
 
 from deskmate.app.store.export import when
+from deskmate.app.ui.dialogs import ConfirmScreen
 from deskmate.app.ui.finetune_view import RunView, log_line
 from deskmate.app.ui.messages import ConfigChanged
 from deskmate.app.ui.tables import TableScreen
@@ -62,6 +65,7 @@ class FinetuneScreen(TableScreen):
     | x | Stop the running run (resumable). |
     | u | Serve the highlighted run's adapter. |
     | t | Choose which session prompts runs may train on. |
+    | i | Install the training libraries (torch, transformers, peft) when they are missing. |
     """
 
     BINDINGS = [
@@ -69,7 +73,20 @@ class FinetuneScreen(TableScreen):
         Binding("x", "stop", "Stop", id="finetune_stop"),
         Binding("u", "use", "Use adapter", id="finetune_use"),
         Binding("t", "tasks", "Tasks", id="finetune_tasks"),
+        Binding("i", "install_extras", "Install extras", id="finetune_install"),
     ]
+
+    class InstallOutput(Message):
+        """A line pip printed while installing the extras."""
+
+        def __init__(self, line: str) -> None:
+            self.line = line
+            super().__init__()
+
+    class Installed(Message):
+        def __init__(self, code: int) -> None:
+            self.code = code
+            super().__init__()
 
     class Surveyed(Message):
         """What this machine can train, and the runs so far."""
@@ -211,6 +228,19 @@ class FinetuneScreen(TableScreen):
         code = follow(run_dir, line, on_start=started, merge_stderr=True)
         self.post_message(self.Ended(run_id, code))
 
+    @work(thread=True, exclusive=True, group="finetune-install", exit_on_error=False)
+    def install(self, command: str) -> None:
+        """Run the extras' pip command, its output into the log as it comes."""
+        try:
+            child = subprocess.Popen(shlex.split(command), stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, bufsize=1)
+        except OSError as exc:
+            raise ValueError(f"could not run {command}: {exc}") from exc
+        assert child.stdout is not None
+        for raw in child.stdout:
+            self.post_message(self.InstallOutput(raw.rstrip("\n")))
+        self.post_message(self.Installed(child.wait()))
+
     @work(thread=True, group="finetune-use", exit_on_error=False)
     def serve(self, run_id: int) -> None:
         from deskmate.app.services.adapters import serve_adapter
@@ -230,7 +260,7 @@ class FinetuneScreen(TableScreen):
         shown = (f"{s.model} · {plan.reason}" + (f"\n{describe_plan(plan)}" if plan.device
                                                  else "") if plan is not None else s.model)
         if not s.extras.ok:
-            shown += f"\n{s.extras.message}"
+            shown += f"\n{s.extras.message} (or press i: deskmate runs it for you)"
         self.query_one("#finetune-plan", Static).update(Content(shown))
         source = self.query_one("#finetune-source", Select)
         chosen = source.value
@@ -366,6 +396,37 @@ class FinetuneScreen(TableScreen):
                     and (self.live is None or self.live.run_id != record.run_id))
 
     # ---------------------------------------------------------------- actions
+
+    def action_install_extras(self) -> None:
+        extras = self.survey.extras if self.survey is not None else None
+        if extras is None:
+            return
+        if extras.ok:
+            self.notify("The training libraries are installed.")
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.query_one("#finetune-log", Log).write_line(f"$ {extras.command}")
+                self.notify("installing the finetune extra … (the log below follows it)")
+                self.install(extras.command)
+
+        self.app.push_screen(ConfirmScreen(
+            f"Install {', '.join(extras.missing)} (the finetune extra) into this "
+            f"environment? It downloads several GB.\n\n{extras.command}", yes="Install"),
+            confirmed)
+
+    def on_finetune_screen_install_output(self, message: InstallOutput) -> None:
+        self.query_one("#finetune-log", Log).write_line(message.line)
+
+    def on_finetune_screen_installed(self, message: Installed) -> None:
+        importlib.invalidate_caches()  # find_spec must see what pip just put there
+        if message.code == 0:
+            self.notify("finetune extra installed", title="Installed")
+        else:
+            self.notify(f"pip exited with status {message.code}: the log says why",
+                        title="Install extras failed", severity="error", timeout=15)
+        self.survey_machine()
 
     @on(Button.Pressed, "#finetune-start")
     def action_start(self) -> None:
