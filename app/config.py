@@ -164,6 +164,7 @@ class KeysConfig:
     finetune_use: str = _key("u", "Finetune: serve the selected run's adapter.")
     finetune_tasks: str = _key("t", "Finetune: choose which session prompts runs train on.")
     finetune_install: str = _key("i", "Finetune: install the training libraries (asks first).")
+    finetune_delete: str = _key("d", "Finetune: delete the selected run (asks first).")
     task_toggle: str = _key("space", "Task picker: include or exclude the prompt.")
 
 

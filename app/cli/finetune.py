@@ -165,6 +165,20 @@ def use(env: Env, run_id: int) -> None:
     click.echo(f"[model] adapter = {served.path}")
 
 
+@finetune.command("delete")
+@click.argument("run_id", type=int)
+@click.pass_obj
+def delete(env: Env, run_id: int) -> None:
+    """Delete finetune run RUN_ID: its folder (checkpoints, adapter, log) and its record."""
+    from deskmate.app.services.finetune_runs import RunNotDeleted, delete_run
+
+    try:
+        deleted = delete_run(run_id, env.config)
+    except RunNotDeleted as exc:
+        fail(str(exc), EXIT_FAILURE)
+    click.echo(f"deleted run {run_id}" + (f" and {deleted.folder}" if deleted.folder else ""))
+
+
 @finetune.command("tasks")
 @click.option("--exclude", multiple=True, metavar="KEY", help="Leave this task out of runs.")
 @click.option("--include", multiple=True, metavar="KEY", help="Take an excluded task back.")

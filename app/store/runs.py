@@ -92,3 +92,18 @@ def activate_adapter(db: Database, run_id: int) -> None:
     """Mark run ``run_id``'s adapters active and every other one inactive."""
     with transaction(db) as conn:
         conn.execute("UPDATE adapters SET active = (run_id = ?)", (run_id,))
+
+
+def delete_finetune_run(db: Database, run_id: int) -> Path | None:
+    """Forget finetune run ``run_id``: its row, its adapters' rows, its eval results.
+    Returns the folder of its progress log (the run's folder) for the caller to remove;
+    ``LookupError`` when there is no such run."""
+    row = db.execute("SELECT log_path FROM runs WHERE id = ? AND kind = 'finetune'",
+                     [run_id]).fetchone()
+    if row is None:
+        raise LookupError(f"there is no finetune run {run_id}")
+    with transaction(db) as conn:
+        conn.execute("DELETE FROM adapters WHERE run_id = ?", (run_id,))
+        conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+    return Path(row[0]).parent if row[0] else None
+

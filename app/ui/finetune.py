@@ -66,6 +66,7 @@ class FinetuneScreen(TableScreen):
     | u | Serve the highlighted run's adapter. |
     | t | Choose which session prompts runs may train on. |
     | i | Install the training libraries (torch, transformers, peft) when they are missing. |
+    | d | Delete the highlighted run: its folder and its record (asks first). |
     """
 
     BINDINGS = [
@@ -74,6 +75,7 @@ class FinetuneScreen(TableScreen):
         Binding("u", "use", "Use adapter", id="finetune_use"),
         Binding("t", "tasks", "Tasks", id="finetune_tasks"),
         Binding("i", "install_extras", "Install extras", id="finetune_install"),
+        Binding("d", "delete_run", "Delete", id="finetune_delete"),
     ]
 
     class InstallOutput(Message):
@@ -241,6 +243,15 @@ class FinetuneScreen(TableScreen):
             self.post_message(self.InstallOutput(raw.rstrip("\n")))
         self.post_message(self.Installed(child.wait()))
 
+    @work(thread=True, exclusive=True, group="finetune-delete", exit_on_error=False)
+    def delete(self, run_id: int) -> None:
+        from deskmate.app.services.finetune_runs import delete_run
+
+        deleted = delete_run(run_id, self._app().config)
+        self.app.call_from_thread(self.notify, f"deleted run {run_id}" + (
+            f" and {deleted.folder}" if deleted.folder else ""))
+        self.survey_machine()
+
     @work(thread=True, group="finetune-use", exit_on_error=False)
     def serve(self, run_id: int) -> None:
         from deskmate.app.services.adapters import serve_adapter
@@ -396,6 +407,22 @@ class FinetuneScreen(TableScreen):
                     and (self.live is None or self.live.run_id != record.run_id))
 
     # ---------------------------------------------------------------- actions
+
+    def action_delete_run(self) -> None:
+        if not self.selected:
+            return
+        run_id = int(self.selected)
+        if self.live is not None and self.live.run_id == run_id:
+            self.notify("This run is going: x stops it first.", severity="warning")
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.delete(run_id)
+
+        self.app.push_screen(ConfirmScreen(
+            f"Delete run {run_id}: its folder (checkpoints, adapter, log) and its record?",
+            yes="Delete"), confirmed)
 
     def action_install_extras(self) -> None:
         extras = self.survey.extras if self.survey is not None else None
