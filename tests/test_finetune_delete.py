@@ -46,7 +46,7 @@ def test_delete_removes_the_folder_and_the_record_but_not_a_served_adapter(home,
 
 
 async def test_d_on_the_finetune_screen_deletes_the_run_after_asking(home, tiny_model_path):
-    run_id, run_dir = a_run(str(tiny_model_path))
+    _, run_dir = a_run(str(tiny_model_path))
     app = tiny_app(tiny_model_path)
     async with app.run_test(size=(130, 40)) as pilot:
         screen = await open_screen(app, pilot)
