@@ -232,10 +232,10 @@ def test_a_long_model_call_stops_at_the_turn_deadline(hub):
 def test_an_answer_about_the_users_data_before_any_tool_ran_is_checked_once(hub):
     from deskmate.app.agent.parse import UNREAD_DATA
 
-    events, model, runtime = run(hub, [
+    events, _, runtime = run(hub, [
         "Final answer: 42", py("print(toy.add(a=40, b=2))"), "Final answer: 42"],
         task="Add the two numbers in /data/pair.txt")
-    assert [o.content for o in of(events, ev.Observation)][0] == UNREAD_DATA
+    assert of(events, ev.Observation)[0].content == UNREAD_DATA
     assert events[-1].status == "answered" and events[-1].tool_calls == 1
     assert runtime.agent.turns == 1  # the check is feedback, not a user's turn
     # Once per turn: a second answer without tools is taken; no check where no data is named.
@@ -243,3 +243,13 @@ def test_an_answer_about_the_users_data_before_any_tool_ran_is_checked_once(hub)
     assert of(events, ev.FinalAnswer)[0].text == "b" and events[-1].steps == 2
     events, _, _ = run(hub, ["Final answer: 4"], task="What is 2 + 2?")
     assert events[-1].status == "answered" and events[-1].steps == 1
+
+
+def test_the_head_start_shows_the_best_matching_tools_before_step_one(hub):
+    events, model, runtime = run(hub, ["Final answer: 5"], task="Add 2 and 3 with the tool")
+    first = model.calls[0]
+    assert first[2].role == "user" and "toy.add(a: int, b: int)" in first[2].content
+    assert len(first) == 3
+    assert runtime.agent.turns == 1 and events[-1].tool_calls == 0
+    _, model, _ = run(hub, ["Final answer: 5"], task="Add 2 and 3", head_start=0)
+    assert [m.role for m in model.calls[0]] == ["system", "user"]

@@ -149,7 +149,9 @@ def wrong(task_id: str, mode: str) -> list:
         return [lambda m: a("filesystem", "read_text_file", path=workspace_of(m) + "/config.ini"),
                 answer(mode, "The port is 5432")]  # the database's
     if task_id == "every-sum":
-        return [answer(mode, "138280")]  # mental arithmetic, off by ten
+        # mental arithmetic, off by ten; given again after code mode's check before an
+        # answer that no tool read anything for
+        return [answer(mode, "138280")] * 2
     if task_id == "git-fix-typo-hash":
         # commits nothing and makes up a hash
         return [lambda m: a("filesystem", "read_text_file", path=workspace_of(m) + "/mail.py"),

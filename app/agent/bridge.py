@@ -90,6 +90,8 @@ class ToolBridge:
         self._servers: dict[str, str] = {}  # python name -> server name
         self._tools: dict[tuple[str, str], tuple[ToolSpec, Signature]] = {}
         self._search: ToolSearch | None = None
+        # (server, tool) the user turned off: absent from the catalog, refused by name.
+        self.disabled: frozenset[tuple[str, str]] = frozenset()
         self.retool(catalog)
         self._search = search  # given by the benchmark; else made when first asked
 
@@ -200,7 +202,7 @@ class ToolBridge:
             # put them in another order repeats the call unless the error shows how.
             if not args or len(sig.params) == 1:
                 raise
-            raise BridgeError(f"{exc}\n{_binding(server, sig, args)}") from exc
+            raise BridgeError(f"{exc}\n{_binding(server, sig, args, str(exc))}") from exc
 
     def call_json(self, server: str, tool: str, arguments: dict[str, Any],
                   call_id: str | None = None) -> Any:
@@ -276,6 +278,9 @@ class ToolBridge:
             (v for (s, _), v in self._tools.items() if s == server and v[0].name == name), None)
         if found:
             return found
+        if any(name in (t, py_identifier(t)) for s, t in self.disabled if s == server):
+            raise BridgeError(f"{py_identifier(server)}.{name} is turned off by the user: "
+                              "do without it, or ask them to turn it on (F3).")
         names = [t for (s, t) in self._tools if s == server]
         hint = _hint(name, names)
         raise BridgeError(f"{py_identifier(server)} has no tool {name!r}{hint}. "
@@ -321,11 +326,12 @@ def _validate(spec: ToolSpec, sig: Signature, arguments: dict[str, Any]) -> None
                           + f"\nSignature: {sig.def_line()}")
 
 
-def _binding(server: str, sig: Signature, args: list[Any]) -> str:
-    """How positional ``args`` were bound, the signature, and the call with names."""
+def _binding(server: str, sig: Signature, args: list[Any], error: str) -> str:
+    """How positional ``args`` were bound, the signature (unless ``error`` showed it),
+    and the call with names."""
     bound = ", ".join(f"{p.name}={_short(a)}" for p, a in zip(sig.params, args, strict=False))
-    return (f"Your positional arguments were bound in signature order: {bound}.\n"
-            f"Signature: {sig.def_line()}\n"
+    shown = "" if "Signature: " in error else f"Signature: {sig.def_line()}\n"
+    return (f"Your positional arguments were bound in signature order: {bound}.\n{shown}"
             f"Pass each by name instead, e.g. {example_call(server, sig)}")
 
 

@@ -20,7 +20,13 @@ from queue import Queue
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions import Actions, Stop, Turn
 from deskmate.app.agent.bridge import CallContext, ToolBridge
-from deskmate.app.agent.parse import UNREAD_DATA, FinalAnswer, is_feedback, parse_reply
+from deskmate.app.agent.parse import (
+    TOOLS_FOUND,
+    UNREAD_DATA,
+    FinalAnswer,
+    is_feedback,
+    parse_reply,
+)
 from deskmate.app.llm.base import (
     ChatMessage,
     ChatModel,
@@ -32,6 +38,7 @@ from deskmate.app.llm.base import (
 )
 from deskmate.tools.sandbox import SandboxError
 
+HEAD_START_QUERY = 160  # characters of the request the head start searches with
 # A request that refers to the user's data: a path, a file name, or a store of records.
 USER_DATA = re.compile(
     r"(?:^|\s)[~.]?/\w|\b\w+\.(?:txt|md|csv|json|jsonl|ya?ml|toml|ini|log|py|js|ts|html|xml"
@@ -49,6 +56,7 @@ class AgentLimits:
     max_tokens: int = 1024  # per model reply
     temperature: float = 0.2
     repeat_code: int = 3  # the same cell this many times in a turn ends it
+    head_start: int = 3  # code mode: tools found for the request, shown before step 1
 
 
 @dataclass
@@ -97,6 +105,7 @@ class Agent:
         if not self.transcript:
             yield self._append(ChatMessage("system", self.system_prompt))
         yield self._append(ChatMessage("user", task))
+        yield from self._head_start(task)
         turn = Turn(cancel=cancel, deadline=started + self.limits.wall_s,
                     observation_chars=self.limits.observation_chars,
                     repeat_code=self.limits.repeat_code, append=self._append,
@@ -147,6 +156,21 @@ class Agent:
             yield turn.append(ChatMessage("user", UNREAD_DATA))
             return False
         return (yield from self.actions.act(step, reply, turn))
+
+    def _head_start(self, task: str) -> Iterator[ev.AgentEvent]:
+        """The search a small model often skips, done for it: the signatures of the tools
+        that best match the request, as a note after it (feedback, not a user's turn)."""
+        if self.actions.mode != "code" or not self.limits.head_start:
+            return
+        if not self.bridge.catalog.servers():
+            return
+        query = " ".join(task.split())[:HEAD_START_QUERY]
+        try:
+            found = self.bridge.search_tools(query, self.limits.head_start)
+        except Exception:  # a search that fails costs the head start, not the turn
+            return
+        if found:
+            yield self._append(ChatMessage("user", TOOLS_FOUND + "\n".join(found)))
 
     def _answers_unread(self, reply: str) -> bool:
         """A code-mode final answer, the first of the turn, with no tool call yet, to a

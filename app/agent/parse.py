@@ -38,15 +38,17 @@ EMPTY_REPLY = ("Your reply was empty. Reply with a short thought and one ```pyth
 EMPTY_CODE = "Your code block was empty. Put the Python to run inside it."
 OUTPUT_PREFIX = "Output:\n"  # starts every observation of a code cell
 # The one check before a final answer given without any tool call (app/agent/loop.py).
-UNREAD_DATA = ("No tool has read anything yet, and your answer may need the user's data. "
-               "If it does, write the code that reads it first (call the tools, print what "
-               "you need). If not, give your `Final answer: ...` again.")
+UNREAD_DATA = ("That answer came before any tool returned data. Write the code that calls "
+               "the tool for what the request asks (by name, with the values from the "
+               "request) and print its result; then answer from it.")
+# Starts the head start: the tools found for the request, shown before step 1 (loop.py).
+TOOLS_FOUND = "Tools that match this request (call one by name with the request's values):\n"
 
 
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
-    return content.startswith(OUTPUT_PREFIX) or content in (EMPTY_REPLY, EMPTY_CODE,
-                                                            UNREAD_DATA)
+    return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND))
+            or content in (EMPTY_REPLY, EMPTY_CODE, UNREAD_DATA))
 
 
 def closed_code_block(text: str) -> int | None:
