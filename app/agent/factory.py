@@ -90,6 +90,7 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
     bridge = ToolBridge(catalog, call, policy, search_cache=search_cache,
                         read=getattr(hub, "read_resource", None))
     bridge.asker = asker
+    bridge.disabled = _disabled(hub)
     sandbox = None
     actions: Actions
     if mode == "code":
@@ -127,12 +128,20 @@ def follow_tools(runtime: AgentRuntime) -> str:
     runtime.catalog = catalog
     agent = runtime.agent
     agent.bridge.retool(catalog)
+    agent.bridge.disabled = _disabled(runtime.hub)
     if isinstance(agent.actions, EagerActions):
         agent.actions.tools = tuple(tool_schemas(catalog))
     else:
         agent.system_prompt = code_system_prompt(
             build_index(catalog, count_tokens_for(agent.model), runtime.index_tokens))
     return note if agent.transcript else ""
+
+
+def _disabled(hub: ToolHub | None) -> frozenset[tuple[str, str]]:
+    """The tools turned off in the config (``Hub.tools()`` leaves them out already); a
+    hub that cannot tell (a training wrapper) has none."""
+    disabled = getattr(hub, "disabled_tools", None)
+    return disabled() if disabled is not None else frozenset()
 
 
 def _no_hub(server: str, tool: str, arguments: dict[str, Any],

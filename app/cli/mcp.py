@@ -124,6 +124,63 @@ def _set_enabled(env: Env, name: str, enabled: bool) -> None:
     click.echo(_edited(lambda: set_enabled(name, enabled, env.config_path)))
 
 
+@mcp.command()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def tools(env: Env, name: str, as_json: bool) -> None:
+    """List a server's tools: on or off, and what their annotations say (connects to it)."""
+    from deskmate.app.services.servers import UnknownServer, probe_server, tool_rows
+
+    try:
+        result = probe_server(env.config, name)
+    except UnknownServer as exc:
+        fail(f"{exc} (`deskmate mcp list`)", 1)
+    rows = tool_rows(env.config.mcp.servers[name], result.specs)
+    if as_json:
+        click.echo(json.dumps({"name": name, "status": result.status, "tools": [
+            {"name": r.name, "enabled": r.enabled, "badges": list(r.badges),
+             "description": r.description} for r in rows]}, indent=2))
+    else:
+        if not result.ok:
+            click.echo(f"{name}: {result.status} (only the tools turned off are known)\n"
+                       f"{result.error}", err=True)
+        width = max((len(r.name) for r in rows), default=0)
+        for r in rows:
+            badges = f" [{', '.join(r.badges)}]" if r.badges else ""
+            click.echo(f"{'on ' if r.enabled else 'off'}  {r.name:<{width}}  "
+                       f"{r.description[:70]}{badges}")
+    if not result.ok:
+        raise SystemExit(1)
+
+
+@mcp.command("disable-tool")
+@click.argument("name")
+@click.argument("tool")
+@click.pass_obj
+def disable_tool(env: Env, name: str, tool: str) -> None:
+    """Turn one tool off: the agent no longer sees it, and a call to it is refused."""
+    _set_tool(env, name, tool, False)
+
+
+@mcp.command("enable-tool")
+@click.argument("name")
+@click.argument("tool")
+@click.pass_obj
+def enable_tool(env: Env, name: str, tool: str) -> None:
+    """Turn a tool turned off with disable-tool on again."""
+    _set_tool(env, name, tool, True)
+
+
+def _set_tool(env: Env, name: str, tool: str, enabled: bool) -> None:
+    from deskmate.app.services.servers import InvalidServer, set_tool_enabled
+
+    try:
+        click.echo(_edited(lambda: set_tool_enabled(name, tool, enabled, env.config_path)))
+    except InvalidServer as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
 def _edited(edit: Callable[[], ConfigEdit]) -> str:
     """Run a config edit; an unknown server name is a click error (exit 1)."""
     from deskmate.app.services.servers import UnknownServer

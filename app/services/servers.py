@@ -1,5 +1,5 @@
-"""MCP servers in the config: add, import, enable/disable, remove, a test connect, and
-OAuth sign-in and sign-out of HTTP/SSE servers.
+"""MCP servers in the config: add, import, enable/disable (whole servers or single tools),
+remove, a test connect, and OAuth sign-in and sign-out of HTTP/SSE servers.
 
 What ``deskmate mcp …`` and the servers screen both do. Config writes go through
 ``update_config`` (validated, atomic, with a backup). User errors raise a
@@ -22,6 +22,7 @@ from deskmate.app.config import Config, update_config
 if TYPE_CHECKING:
     from deskmate.tools.hub import ServerState
     from deskmate.tools.hub.servers import ServerConfig
+    from deskmate.tools.spec import ToolSpec
 
 
 class ServerEditError(ValueError):
@@ -195,6 +196,62 @@ def set_enabled(name: str, enabled: bool, config_path: Path | None) -> ConfigEdi
     return ConfigEdit(config, f"{name} {'enabled' if enabled else 'disabled'}")
 
 
+def set_tool_enabled(name: str, tool: str, enabled: bool,
+                     config_path: Path | None) -> ConfigEdit:
+    """Turn one tool of ``name`` off (``disabled_tools``: the agent neither sees nor calls
+    it) or on again. Turning off a tool the server does not have is allowed (it may come
+    with an update); the note says what the list now is."""
+    tool = tool.strip()
+    if not tool:
+        raise InvalidServer("name the tool to turn on or off (`deskmate mcp tools NAME` "
+                            "lists them)")
+
+    def change(servers: dict[str, Any]) -> None:
+        table = servers[name]
+        off = list(table.get("disabled_tools", []))
+        if enabled and tool not in off:
+            raise InvalidServer(f"{name}.{tool} is not turned off"
+                                + (f" (off: {', '.join(off)})" if off else ""))
+        off = [t for t in off if t != tool] if enabled else [*off, tool]
+        updated = {**table, "disabled_tools": off} if off else {
+            k: v for k, v in table.items() if k != "disabled_tools"}
+        servers[name] = check_server(name, updated).to_table()
+
+    config = _edit_server(name, change, config_path)
+    return ConfigEdit(config, f"{name}.{tool} turned {'on' if enabled else 'off'}")
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    """One of a server's tools as the servers screen and `mcp tools` list it."""
+
+    name: str
+    enabled: bool
+    badges: tuple[str, ...]  # read-only / destructive / open-world
+    description: str
+
+
+def tool_badges(spec: ToolSpec) -> tuple[str, ...]:
+    """What the tool's MCP annotations say it does. read-only and destructive follow the
+    approval policy's reading (an unannotated tool counts as destructive, MCP's default);
+    open-world only when the server says so."""
+    badges = ["read-only"] if spec.read_only else ["destructive"] if spec.destructive else []
+    if spec.annotations.get("openWorldHint"):
+        badges.append("open-world")
+    return tuple(badges)
+
+
+def tool_rows(server: ServerConfig, tools: Iterable[ToolSpec]) -> list[ToolRow]:
+    """The server's tools (all of them, as it lists them), each marked on or off."""
+    rows = [ToolRow(t.name, t.name not in server.disabled_tools, tool_badges(t),
+                    t.description.strip().split("\n")[0]) for t in tools]
+    listed = {t.name for t in rows}
+    # Turned off but not listed (renamed, or the server is down): still shown, to turn on.
+    rows += [ToolRow(t, False, (), "(not listed by the server now)")
+             for t in server.disabled_tools if t not in listed]
+    return rows
+
+
 def _edit_server(name: str, change: Callable[[dict[str, Any]], object],
                  config_path: Path | None) -> Config:
     """Apply ``change(servers)`` to the config's server tables; ``name`` must be there."""
@@ -288,6 +345,7 @@ class ServerTest:
     prompts: tuple[str, ...]
     resources: tuple[str, ...]
     stderr: str  # the end of the server's stderr log
+    specs: tuple[ToolSpec, ...] = ()  # the tools themselves (names, annotations, schemas)
 
     @property
     def ok(self) -> bool:
@@ -322,7 +380,8 @@ def _tested(state: ServerState, total_s: float, stderr: str) -> ServerTest:
     return ServerTest(name=state.name, status=state.status, error=state.error,
                       server_info=state.server_info, connect_s=state.connect_s, total_s=total_s,
                       tools=tuple(t.name for t in state.tools), prompts=tuple(state.prompts),
-                      resources=tuple(state.resources), stderr=stderr)
+                      resources=tuple(state.resources), stderr=stderr,
+                      specs=tuple(state.tools))
 
 
 # ---------------------------------------------------------------- sign-in

@@ -1,8 +1,9 @@
 """The MCP servers screen: status, tools with signatures, stderr; add, import, toggle.
 
 The table lists every configured server with the hub's live state; the right side
-shows the highlighted server's error, the end of its stderr log, and its tools as
-compact Python signatures (what ``tool_help`` gives the model).
+shows the highlighted server's error, its tools (on or off for the agent, with what
+their annotations say: read-only, destructive, open-world), the ones on as compact
+Python signatures (what ``tool_help`` gives the model), and the end of its stderr log.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from deskmate.app.ui.messages import ConfigChanged, HubChanged, ServerRestarted
 from deskmate.app.ui.tables import TableScreen
 
 if TYPE_CHECKING:
-    from deskmate.tools.hub import ServerState
+    from deskmate.tools.hub import ServerConfig, ServerState
     from deskmate.tools.spec import ToolSpec
 
 STDERR_LINES = 20
@@ -60,6 +61,7 @@ class ServersScreen(TableScreen):
     | e | Edit how to reach it (command line or URL); its other settings stay. |
     | v | Set an environment variable (local server) or a header (remote): KEY=VALUE. |
     | d | Remove it (asks first). |
+    | o | Turn the tool highlighted in the tools list off or on (tab moves there). |
     """
 
     BINDINGS = [
@@ -72,7 +74,9 @@ class ServersScreen(TableScreen):
         Binding("e", "edit_target", "Edit", id="server_edit"),
         Binding("v", "set_variable", "Env/header", id="server_variable"),
         Binding("d", "remove", "Remove", id="server_remove"),
+        Binding("o", "toggle_tool", "Tool off/on", id="server_tool_toggle"),
     ]
+    TABLE = "#servers-table"
 
     class Detail(Message):
         def __init__(self, name: str, stderr: str) -> None:
@@ -105,6 +109,7 @@ class ServersScreen(TableScreen):
                             classes="screen-list")
             with VerticalScroll(classes="screen-detail"):
                 yield Static("", id="server-status")
+                yield DataTable(id="server-tool-list", cursor_type="row")
                 yield Markdown("", id="server-tools")
                 yield Static("", id="server-stderr")
         yield Static("", id="servers-hint", classes="screen-hint")
@@ -119,6 +124,10 @@ class ServersScreen(TableScreen):
         table.add_column("status", key="status")
         table.add_column("tools", key="tools")
         table.add_column("target", key="target")
+        tools = self.query_one("#server-tool-list", DataTable)
+        tools.add_column("", key="on")
+        tools.add_column("tool", key="tool")
+        tools.add_column("annotations", key="badges")
         table.focus()
         self.refresh_table()
 
@@ -137,13 +146,15 @@ class ServersScreen(TableScreen):
             state = states.get(name)
             status = "disabled" if not cfg.enabled else (state.status if state else "starting")
             tools = str(len(state.tools)) if state and state.status == "ready" else ""
+            if state and tools and (off := sum(t.name in cfg.disabled_tools for t in state.tools)):
+                tools += f" ({off} off)"
             rows.append((name, (name, status, tools, Text(cfg.describe()))))
         self.refill(rows)
         self.query_one("#servers-hint", Static).update(
             "no servers yet: a adds one, i imports a Claude/.mcp.json file"
             if not rows else
             "a add · i import · space enable/disable · r restart · t test · l sign in · "
-            "e edit · v env/header · d remove")
+            "e edit · v env/header · d remove · o tool off/on")
         self.show_detail()
 
     def show_detail(self) -> None:
@@ -151,6 +162,8 @@ class ServersScreen(TableScreen):
         state = self.states().get(name) if name else None
         status = self.query_one("#server-status", Static)
         tools = self.query_one("#server-tools", Markdown)
+        cfg = host(self).config.mcp.servers.get(name) if name else None
+        self.show_tool_list(cfg, state)
         if name is None:
             status.update("")
             if tools.source:
@@ -164,7 +177,6 @@ class ServersScreen(TableScreen):
                 line += f" · {state.server_info}"
             elif state.status == "needs-sign-in":
                 line += " · press l to sign in"
-            cfg = host(self).config.mcp.servers.get(name)
             names = sorted(cfg.env if cfg and cfg.transport == "stdio" else
                            cfg.headers if cfg else ())  # names only: values may be secrets
             if names:
@@ -173,10 +185,33 @@ class ServersScreen(TableScreen):
             status.update(Content(line + (f"\n{state.error}" if state.error else "")))
         # The code block's frame and padding take a few columns of the panel.
         width = max(20, tools.size.width - 6) if tools.size.width else 0
-        text = describe_tools(state.tools, width) if state else ""
+        off = cfg.disabled_tools if cfg else ()
+        text = describe_tools([t for t in state.tools if t.name not in off],
+                              width) if state else ""
         if text != tools.source:  # hub changes arrive often; re-render only what changed
             tools.update(text)
         self.load_stderr(name)
+
+    def show_tool_list(self, cfg: ServerConfig | None, state: ServerState | None) -> None:
+        """The server's tools, on or off, with their badges; the cursor stays on its tool."""
+        table = self.query_one("#server-tool-list", DataTable)
+        rows = server_ops.tool_rows(cfg, state.tools if state else ()) if cfg else []
+        table.display = bool(rows)
+        keep = self.selected_tool
+        table.clear()
+        for row in rows:
+            table.add_row(Text("on", "green") if row.enabled else Text("off", "bold red"),
+                          Text(row.name, "" if row.enabled else "dim strike"),
+                          Text(" ".join(row.badges)), key=row.name)
+        if keep is not None and keep in table.rows:
+            table.move_cursor(row=table.get_row_index(keep))
+
+    @property
+    def selected_tool(self) -> str | None:
+        table = self.query_one("#server-tool-list", DataTable)
+        if table.row_count == 0:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
     # ---------------------------------------------------------------- workers
 
@@ -197,6 +232,16 @@ class ServersScreen(TableScreen):
         self.app.post_message(ConfigChanged(edit.config, edit.note, restart_hub=True))
         if edit.warning:
             self.notify(edit.warning, title="Added, but", severity="warning", timeout=12)
+
+    @work(thread=True, group="server-edit", exit_on_error=False)
+    def edit_tool(self, name: str, tool: str, enabled: bool) -> None:
+        """Write the tool's switch, and apply it to the running hub without a restart: the
+        agent takes the new tool list on at its next turn (and is told)."""
+        edit = server_ops.set_tool_enabled(name, tool, enabled, host(self).config_path)
+        hub = host(self).hub
+        if hub is not None and any(s.name == name for s in hub.states()):
+            hub.set_disabled_tools(name, edit.config.mcp.servers[name].disabled_tools)
+        self.app.post_message(ConfigChanged(edit.config, edit.note))
 
     @work(thread=True, exclusive=True, group="server-restart", exit_on_error=False)
     def restart_server(self, name: str) -> None:
@@ -255,7 +300,7 @@ class ServersScreen(TableScreen):
             self.notify(f"{result.status}: {result.error}", title=f"{result.name}: not signed in",
                         severity="error", timeout=12)
 
-    @on(DataTable.RowHighlighted)
+    @on(DataTable.RowHighlighted, "#servers-table")
     def highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.show_detail()
 
@@ -334,6 +379,12 @@ class ServersScreen(TableScreen):
         if (name := self.selected) is not None:
             cfg = host(self).config.mcp.servers[name]
             self.edit(partial(server_ops.set_enabled, name, not cfg.enabled))
+
+    def action_toggle_tool(self) -> None:
+        if (name := self.selected) is None or (tool := self.selected_tool) is None:
+            return
+        cfg = host(self).config.mcp.servers[name]
+        self.edit_tool(name, tool, tool in cfg.disabled_tools)
 
     def action_restart(self) -> None:
         if (name := self.selected) is not None and name in self.states():

@@ -7,6 +7,7 @@ from deskmate.tools.hub.results import (
     ServerUnavailable,
     ToolCallError,
     ToolCancelled,
+    ToolDisabled,
     ToolResult,
     ToolTimeout,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "ServerUnavailable",
     "ToolCallError",
     "ToolCancelled",
+    "ToolDisabled",
     "ToolResult",
     "ToolTimeout",
     "server_from_table",

@@ -34,6 +34,7 @@ from deskmate.tools.hub.reading import get_prompt, read_resource
 from deskmate.tools.hub.results import (
     ServerUnavailable,
     ToolCancelled,
+    ToolDisabled,
     ToolResult,
     ToolTimeout,
     from_mcp,
@@ -131,8 +132,23 @@ class Hub:
         return self._conn(name).state
 
     def tools(self) -> list[ToolSpec]:
+        """The tools the agent may use: the ready servers' tools but those turned off.
+        (Each server's ``state.tools`` still lists them all, for the servers screen.)"""
         return [t for c in self._conns.values() if c.state.status == "ready"
-                for t in c.state.tools]
+                for t in c.state.tools if t.name not in c.config.disabled_tools]
+
+    def disabled_tools(self) -> frozenset[tuple[str, str]]:
+        """(server, tool) of every tool turned off in the config."""
+        return frozenset((c.config.name, t) for c in self._conns.values()
+                         for t in c.config.disabled_tools)
+
+    def set_disabled_tools(self, name: str, tools: Iterable[str]) -> ServerState:
+        """Turn off exactly ``tools`` of ``name`` now, without restarting it (the config
+        file is the caller's); ``tools()`` and ``call`` follow at once."""
+        conn = self._conn(name)
+        conn.config = replace(conn.config, disabled_tools=tuple(dict.fromkeys(tools)))
+        self._on_change(conn.state)
+        return conn.state
 
     # ---------------------------------------------------------------- prompts, resources
 
@@ -189,6 +205,9 @@ class Hub:
         A stdio server that crashed is restarted once, here, before the call.
         """
         conn = self._conn(server)
+        if tool in conn.config.disabled_tools:
+            raise ToolDisabled(f"{server}.{tool} is turned off in deskmate's config "
+                               f"(`deskmate mcp enable-tool {server} {tool}` turns it on)")
         timeout = timeout or conn.config.call_timeout
         future: Future = asyncio.run_coroutine_threadsafe(
             self._call(conn, tool, arguments or {}, timeout, hooks or CallHooks()), self._loop)

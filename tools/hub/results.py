@@ -23,6 +23,10 @@ class ToolCancelled(ToolCallError):
     pass
 
 
+class ToolDisabled(ToolCallError):
+    """The user turned this tool off (``disabled_tools`` in its server's config)."""
+
+
 @dataclass(frozen=True)
 class ContentItem:
     kind: Literal["text", "image", "audio", "resource", "resource_link"]

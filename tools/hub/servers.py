@@ -11,6 +11,7 @@ Stored in deskmate's TOML as ``[mcp.servers.NAME]`` tables:
     url = "https://example.com/mcp"
     transport = "http"                       # or "sse"
     headers = { Authorization = "Bearer ${REMOTE_TOKEN}" }
+    disabled_tools = ["delete_repo"]         # hidden from the agent, refused if called
 
     [mcp.servers.hosted]                     # signs in with OAuth (`deskmate mcp login hosted`)
     url = "https://example.com/mcp"
@@ -70,6 +71,9 @@ class ServerConfig:
     client_secret_env: str = ""  # the environment variable holding its secret (if it has one)
     callback_port: int = 0  # fixed loopback port of the redirect URI (0: any free port)
     client_metadata_url: str = ""  # https URL of a Client ID Metadata Document to use as client_id
+    # Tools (by their MCP names) the user turned off: the agent neither sees nor calls
+    # them; the servers screen still lists them, marked off.
+    disabled_tools: tuple[str, ...] = ()
 
     def describe(self) -> str:
         if self.transport == "stdio":
@@ -81,15 +85,17 @@ class ServerConfig:
         default = ServerConfig(name=self.name)
         out: dict[str, Any] = {}
         for key in ("transport", "command", "args", "env", "cwd", "url", "headers", "enabled",
-                    "trust", "startup_timeout", "call_timeout", "roots", *_OAUTH_KEYS):
+                    "trust", "startup_timeout", "call_timeout", "roots", *_OAUTH_KEYS,
+                    "disabled_tools"):
             value = getattr(self, key)
             if value != getattr(default, key) and not (key == "transport" and self.url and
                                                        value == "http"):
-                out[key] = list(value) if key in ("args", "roots") else dict(value) if isinstance(
+                out[key] = list(value) if key in _LISTS else dict(value) if isinstance(
                     value, Mapping) else value
         return out
 
 
+_LISTS = ("args", "roots", "disabled_tools")
 _OAUTH_KEYS = ("client_id", "client_secret_env", "callback_port", "client_metadata_url")
 
 
@@ -167,9 +173,11 @@ def _check_value(key: str, value: Any) -> Any:
         if value not in TRANSPORTS:
             raise ServerConfigError(key, f"must be one of {', '.join(TRANSPORTS)}, got {value!r}")
         return value
-    if key in ("args", "roots"):
+    if key in _LISTS:
         if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
             raise ServerConfigError(key, "expected a list of strings")
+        if key == "disabled_tools":
+            return tuple(dict.fromkeys(value))  # each tool once, in the order written
         return tuple(value)
     if key in ("env", "headers"):
         if not isinstance(value, Mapping) or not all(
