@@ -26,8 +26,10 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from deskmate.app.agent.events import ModelMessage
 from deskmate.app.ui.attachment import attachment_blocks, file_problem
 from deskmate.app.ui.commands import COMMANDS, Typed, hint, read_command
+from deskmate.app.ui.context_meter import ContextMeter
 from deskmate.app.ui.copying import COPY_KEYS, Copyable
 from deskmate.app.ui.host import host
 from deskmate.app.ui.messages import AgentEventPosted, FeedbackStored, TurnEnded
@@ -110,12 +112,14 @@ class ChatView(ReportsWorkers, Vertical):
         yield self.transcript
         with Horizontal(id="status-line"):
             yield Static("", id="usage")
+            yield ContextMeter("", id="context")
             yield Static("", id="sandbox")
         yield PromptArea(id="prompt", placeholder="Ask anything · Enter sends · ctrl+j new "
                          "line · /model NAME|PATH · /new · Esc cancels")
 
     def on_mount(self) -> None:
         self.query_one("#sandbox").display = False
+        self.query_one(ContextMeter).reset()
         from deskmate.app.services.prompt_history import PromptHistory, history_path
 
         prompt = self.query_one(PromptArea)
@@ -395,6 +399,7 @@ class ChatView(ReportsWorkers, Vertical):
         """An empty transcript, for a new session."""
         self.transcript.clear()
         self.query_one("#sandbox").display = False
+        self.query_one(ContextMeter).reset()
         # The focus may have been on a block just removed (a rating button, an
         # expanded action): typing must still reach the prompt.
         self.query_one(PromptArea).focus()
@@ -429,6 +434,10 @@ class ChatView(ReportsWorkers, Vertical):
 
     async def on_agent_event_posted(self, message: AgentEventPosted) -> None:
         message.stop()
+        if isinstance(message.event, ModelMessage) and self.conversation.runtime is not None:
+            used = message.event.usage.prompt_tokens + message.event.usage.completion_tokens
+            window = self.conversation.runtime.agent.model.info.context_size
+            self.query_one(ContextMeter).show(used, window)
         if (status := await self.transcript.draw(message.event)) is not None:
             self.set_status(status)
 

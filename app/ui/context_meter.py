@@ -1,0 +1,48 @@
+"""The chat's context meter: how much of the model's context window the session fills.
+
+After each model call the status line shows ``ctx 3.1k/8k`` (the call's prompt and its
+reply, against the loaded context size), in the warning colour from ``NEAR_FULL`` on:
+past the window the model can no longer read the whole session.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+NEAR_FULL = 0.8  # the share of the window from which the meter warns
+
+
+def tokens(n: int) -> str:
+    """A token count, short: 950, 3.1k, 8k, 131k."""
+    if n < 1000:
+        return str(n)
+    k = n / 1000
+    return f"{k:.1f}k".replace(".0k", "k") if k < 10 else f"{k:.0f}k"
+
+
+def reading(used: int, window: int) -> tuple[str, bool]:
+    """The meter's text, and whether the session is near the window's end."""
+    if window <= 0:  # a backend that does not say its context size
+        return f"ctx {tokens(used)}", False
+    return f"ctx {tokens(used)}/{tokens(window)}", used >= NEAR_FULL * window
+
+
+class ContextMeter(Static):
+    """``show`` after each model call; ``reset`` for a new session."""
+
+    def show(self, used: int, window: int) -> None:
+        text, near_full = reading(used, window)
+        self.update(text)
+        self.display = True
+        self.set_class(near_full, "-near-full")
+        share = f" ({used / window:.0%})" if window > 0 else ""
+        self.tooltip = (f"The last model call read and wrote {used:,} tokens of the "
+                        f"{window:,}-token context window{share}." if window > 0 else
+                        f"The last model call read and wrote {used:,} tokens.")
+        if near_full:
+            self.tooltip += " Start a new session (ctrl+n) before it fills up."
+
+    def reset(self) -> None:
+        self.update("")
+        self.display = False
+        self.remove_class("-near-full")
