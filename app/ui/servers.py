@@ -61,7 +61,7 @@ class ServersScreen(TableScreen):
     | e | Edit how to reach it (command line or URL); its other settings stay. |
     | v | Set an environment variable (local server) or a header (remote): KEY=VALUE. |
     | d | Remove it (asks first). |
-    | o | Turn the tool highlighted in the tools list off or on (tab moves there). |
+    | o | Turn the tool highlighted in the tools list off or on (o or tab moves there). |
     """
 
     BINDINGS = [
@@ -382,6 +382,11 @@ class ServersScreen(TableScreen):
 
     def action_toggle_tool(self) -> None:
         if (name := self.selected) is None or (tool := self.selected_tool) is None:
+            return
+        tools = self.query_one("#server-tool-list", DataTable)
+        if self.focused is not tools:  # never switch a tool the person did not pick
+            tools.focus()
+            self.notify(f"pick one of {name}'s tools (up/down), then o turns it off or on")
             return
         cfg = host(self).config.mcp.servers[name]
         self.edit_tool(name, tool, tool in cfg.disabled_tools)
