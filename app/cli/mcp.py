@@ -13,7 +13,7 @@ import click
 from deskmate.app.cli.common import Env, fail
 
 if TYPE_CHECKING:
-    from deskmate.app.services.servers import ConfigEdit
+    from deskmate.app.services.servers import ConfigEdit, ServerTest
 
 
 @click.group()
@@ -130,12 +130,9 @@ def _set_enabled(env: Env, name: str, enabled: bool) -> None:
 @click.pass_obj
 def tools(env: Env, name: str, as_json: bool) -> None:
     """List a server's tools: on or off, and what their annotations say (connects to it)."""
-    from deskmate.app.services.servers import UnknownServer, probe_server, tool_rows
+    from deskmate.app.services.servers import tool_rows
 
-    try:
-        result = probe_server(env.config, name)
-    except UnknownServer as exc:
-        fail(f"{exc} (`deskmate mcp list`)", 1)
+    result = _probe(env, name)
     rows = tool_rows(env.config.mcp.servers[name], result.specs)
     if as_json:
         click.echo(json.dumps({"name": name, "status": result.status, "tools": [
@@ -170,6 +167,16 @@ def disable_tool(env: Env, name: str, tool: str) -> None:
 def enable_tool(env: Env, name: str, tool: str) -> None:
     """Turn a tool turned off with disable-tool on again."""
     _set_tool(env, name, tool, True)
+
+
+def _probe(env: Env, name: str) -> ServerTest:
+    """Connect to the configured server ``name`` on its own; an unknown name exits 1."""
+    from deskmate.app.services.servers import UnknownServer, probe_server
+
+    try:
+        return probe_server(env.config, name)
+    except UnknownServer as exc:
+        fail(f"{exc} (`deskmate mcp list`)", 1)
 
 
 def _set_tool(env: Env, name: str, tool: str, enabled: bool) -> None:
@@ -258,12 +265,7 @@ def list_(env: Env, as_json: bool, offline: bool) -> None:
 @click.pass_obj
 def test(env: Env, name: str, as_json: bool) -> None:
     """Connect to one server, list its tools, and report timings."""
-    from deskmate.app.services.servers import UnknownServer, probe_server
-
-    try:
-        result = probe_server(env.config, name)
-    except UnknownServer as exc:
-        fail(f"{exc} (`deskmate mcp list`)", 1)
+    result = _probe(env, name)
     if as_json:
         click.echo(json.dumps({"name": name, "status": result.status, "error": result.error,
                                "server_info": result.server_info,
