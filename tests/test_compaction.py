@@ -1,0 +1,67 @@
+"""Compaction: the older turns summarised by the model into one message, the session
+going on in a compacted copy of itself (the recorded one is never rewritten), append-only
+from there. A scripted model, the real Conversation and the real SQLite store."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.app.config import load_config
+from deskmate.app.services.compaction import ACK, NothingToCompact, compact
+from deskmate.app.services.conversation import Conversation
+from deskmate.app.store import get_session, list_sessions
+from deskmate.app.store.compaction import COMPACT_TITLE, SUMMARY_HEAD
+
+
+def test_compaction_summarises_the_older_turns_and_goes_on_in_a_new_session(home, db):
+    model = ScriptedModel(["Final answer: Paris", "Final answer: Rome",
+                           "The user asked for the capitals of France (Paris) and Italy.",
+                           "Final answer: Madrid"])
+    conversation = Conversation(load_config(), None, mode="eager", db_factory=lambda: db)
+    conversation.build(model, None)
+    for text in ("Capital of France?", "And of Italy?"):
+        list(conversation.run(text, threading.Event()))
+    first = conversation.session_id
+    assert first is not None
+    before = list(conversation.transcript)
+    done = compact(conversation, keep_turns=1)
+    # The summary call read the older turn, not the kept one.
+    asked = model.calls[2][-1].content
+    assert "Capital of France?" in asked and "Paris" in asked and "Italy" not in asked
+    agent = conversation.runtime.agent
+    assert [m.role for m in agent.transcript[:3]] == ["system", "user", "assistant"]
+    assert agent.transcript[0] == before[0]
+    assert agent.transcript[1].content.startswith(SUMMARY_HEAD)
+    assert "France (Paris)" in agent.transcript[1].content and agent.transcript[2].content == ACK
+    kept = before[next(i for i, m in enumerate(before) if m.content == "And of Italy?"):]
+    assert agent.transcript[3:] == kept
+    assert (done.messages_before, done.messages_after) == (len(before), 3 + len(kept))
+    # Recorded: the old session as it was; the new one holds the compacted transcript.
+    assert done.kept_in == first and done.session == conversation.session_id != first
+    old = get_session(db, first)
+    assert [m.content for m in old.messages] == [m.content for m in before]
+    new = get_session(db, done.session)
+    assert new.summary.title.startswith(COMPACT_TITLE)
+    assert [m.content for m in new.messages] == [m.content for m in agent.transcript]
+    assert len(new.turns) == 2  # the turns' records are kept with it
+    # The next turn reads the compacted transcript and is appended to the new session.
+    list(conversation.run("And of Spain?", threading.Event()))
+    assert model.calls[3][1].content.startswith(SUMMARY_HEAD)
+    new = get_session(db, done.session)
+    assert [m.content for m in new.messages] == [m.content for m in conversation.transcript]
+    assert new.messages[-1].position == len(conversation.transcript) - 1
+    assert len(get_session(db, first).messages) == len(before)
+    assert len(list_sessions(db)) == 2
+    conversation.close()
+
+
+def test_nothing_to_compact(home, db):
+    conversation = Conversation(load_config(), None, mode="eager", db_factory=lambda: db)
+    conversation.build(ScriptedModel(["Final answer: hi"]), None)
+    list(conversation.run("hello", threading.Event()))
+    with pytest.raises(NothingToCompact, match="1 turn"):
+        compact(conversation)
+    conversation.close()
