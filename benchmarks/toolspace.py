@@ -1,10 +1,12 @@
 """What the toolspace costs in context, and how well search finds the right tool.
 
     python benchmarks/toolspace.py [--catalog DIR] [--model tiny] [--queries FILE]
-                                   [--budget TOKENS] [--no-dense]
+                                   [--heldout FILE] [--budget TOKENS] [--no-dense]
 
-Token counts use the model's own tokenizer, for the first 10, 100 and all tools of the
-catalog (catalog order):
+Token counts use the model's own tokenizer, for the first 100 and 1,000 tools of the
+catalog (catalog order), all of it, and 2,000 tools: past the recorded catalog's size its
+servers are copied, in order, as ``<server>-2``, ``<server>-3``… until the size is
+reached (``Catalog.scaled``), so the index meets more servers than the budget can name:
 - eager_tokens: every tool's JSON schema as the eager baseline sends it. A chat template
   that renders tools is used as is; one that ignores them (SmolLM2's) gets the Qwen/Hermes
   tool block (``<tools>`` with one JSON object per line), as Qwen's template writes it.
@@ -19,7 +21,10 @@ Search quality on ``benchmarks/queries.jsonl`` (goals phrased as a user would, e
 labelled with its tool; ``also`` lists other tools that do the same job): recall@1/5/10
 and MRR over the whole catalog, for BM25 and, when the ``search`` extra is installed,
 for the hybrid with all-MiniLM-L6-v2. ``recall_at_5`` and ``mrr`` are the hybrid's when
-it ran, else BM25's (``search_mode`` says which).
+it ran, else BM25's (``search_mode`` says which). The same figures (and recall@20) on
+``benchmarks/queries_heldout.jsonl`` go under ``heldout``: requests written by another
+method, for tools drawn at random, that no ranker decision was taken on
+(benchmarks/RESULTS.md says how they were made).
 The last line printed is one JSON object. Goals: index + loaded ≤ 1.5k tokens at the full
 toolspace, recall@5 ≥ 0.95.
 """
@@ -50,7 +55,7 @@ from deskmate.tools.policy import Policy  # noqa: E402
 from deskmate.tools.search import DenseIndex, DenseUnavailable, ToolSearch, load_embedder  # noqa: E402
 from deskmate.tools.signatures import signature  # noqa: E402
 
-SIZES = (10, 100, None)  # None: the whole catalog
+SIZES = (100, 1000, None, 2000)  # None: the whole catalog
 HERMES_HEAD = (
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
     "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
@@ -112,7 +117,7 @@ def quality(search: ToolSearch, queries: list[dict[str, Any]]) -> dict[str, Any]
     ranks = []
     started = time.perf_counter()
     for row in queries:
-        ranks.append(rank_of(search.search(row["query"], k=10), row["accept"]))
+        ranks.append(rank_of(search.search(row["query"], k=20), row["accept"]))
     elapsed = time.perf_counter() - started
     n = len(queries)
 
@@ -120,6 +125,7 @@ def quality(search: ToolSearch, queries: list[dict[str, Any]]) -> dict[str, Any]
         return round(sum(1 for r in ranks if r is not None and r <= k) / n, 3)
 
     return {"recall_at_1": at(1), "recall_at_5": at(5), "recall_at_10": at(10),
+            "recall_at_20": at(20),
             "mrr": round(sum(1 / r for r in ranks if r) / n, 3),
             "query_ms": round(1000 * elapsed / n, 2),
             "misses_at_5": [row["query"] for row, r in zip(queries, ranks, strict=True)
@@ -161,6 +167,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--catalog", type=Path, default=ROOT.parent / "shared" / "toolspace")
     parser.add_argument("--model", default="tiny", help="model whose tokenizer counts")
     parser.add_argument("--queries", type=Path, default=ROOT / "benchmarks" / "queries.jsonl")
+    parser.add_argument("--heldout", type=Path,
+                        default=ROOT / "benchmarks" / "queries_heldout.jsonl",
+                        help="requests never tuned on, reported apart ('' to skip)")
     parser.add_argument("--budget", type=int, default=600, help="index budget in tokens "
                         "(the agent's default)")
     parser.add_argument("--no-dense", action="store_true", help="BM25 only")
@@ -168,6 +177,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     catalog = Catalog.from_snapshots(args.catalog)
     queries = load_queries(args.queries, catalog)
+    heldout = load_queries(args.heldout, catalog) if str(args.heldout) not in ("", ".") else []
     try:
         model = LlamaCppModel(resolve_model(args.model), context=2048)
     except ModelError as exc:  # not downloaded, not a GGUF, …: say so, no traceback
@@ -197,17 +207,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             return ToolSearch(sub)
         return ToolSearch(sub, dense=DenseIndex(list(sub), model=embedder, cache_dir=cache))
     results = {name: quality(search, queries) for name, search in modes.items()}
+    held = {name: quality(search, heldout) for name, search in modes.items()} if heldout else {}
 
     result: dict[str, Any] = {"catalog": str(args.catalog), "model": model.info.name,
                               "tools": len(catalog), "servers": len(catalog.servers()),
                               "queries": len(queries), "index_budget": args.budget,
-                              "eager_tokens": {}, "index_tokens": {},
+                              "servers_at": {}, "eager_tokens": {}, "index_tokens": {},
                               "loaded_tokens_p50": {}, "loaded_tokens_p90": {},
                               "loaded_5sigs_p50": {}}
     for size in SIZES:
-        sub = catalog if size is None else catalog.first(size)
+        sub = catalog if size is None else catalog.scaled(size)
         key = "all" if size is None else str(size)
         c = costs(sub, search_over(sub), queries, count, args.budget)
+        result["servers_at"][key] = len(sub.servers())
         result["eager_tokens"][key] = eager_tokens(model, sub)
         result["index_tokens"][key] = c["index"]
         result["loaded_tokens_p50"][key] = c["loaded_p50"]
@@ -218,7 +230,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                   recall_at_5=best["recall_at_5"], recall_at_10=best["recall_at_10"],
                   mrr=best["mrr"], bm25_build_s=round(build_s, 3),
                   search={name: {k: v for k, v in r.items() if k != "misses_at_5"}
-                          for name, r in results.items()})
+                          for name, r in results.items()},
+                  heldout={name: {k: v for k, v in r.items() if k != "misses_at_5"}
+                           for name, r in held.items()})
     for name, r in results.items():
         print(f"{name}: recall@5 {r['recall_at_5']}, mrr {r['mrr']}; misses at 5:",
               file=sys.stderr)

@@ -127,3 +127,15 @@ def test_first_keeps_the_first_tools_and_their_servers():
     assert sub.server("git").summary == "Git repositories."
     assert len(live().first(0)) == 0
 
+
+
+def test_scaled_copies_servers_under_new_names_past_the_end():
+    catalog = Catalog.from_specs([ToolSpec("git", "status"), ToolSpec("git", "log"),
+                                  ToolSpec("time", "now")], summaries={"git": "Git repos"})
+    assert [t.name for t in catalog.scaled(2)] == ["status", "log"]
+    big = catalog.scaled(8)
+    assert len(big) == 8
+    assert [s.name for s in big.servers()] == ["git", "time", "git-2", "time-2", "git-3"]
+    assert big.server("git-2").summary == "Git repos" and big.server("git-3").tool_count == 2
+    assert big.get("time-2", "now").name == "now"
+    assert catalog.scaled(8).servers() == big.servers()  # deterministic

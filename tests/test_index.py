@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,11 +54,11 @@ def test_empty_catalog():
 
 
 @pytest.mark.skipif(not TOOLSPACE.exists(), reason="shared/toolspace not present")
-def test_full_toolspace_stays_flat():
+def test_full_toolspace_stays_within_budget_at_any_size():
     catalog = Catalog.from_snapshots(TOOLSPACE)
-    sizes = [words(build_index(catalog.first(n), words, budget=600)) for n in (10, 100, 1156)]
-    assert sizes[-1] <= 600 + 50  # every server named, even past the budget
-    assert max(sizes) <= 650
+    for n in (10, 100, 1156, 2000, 5000):
+        assert words(build_index(catalog.scaled(n), words, budget=600)) <= 600, n
+    assert words(build_index(catalog.scaled(5000), words, budget=200)) <= 200
 
 
 def many(servers: int, tools: int) -> Catalog:
@@ -66,28 +67,41 @@ def many(servers: int, tools: int) -> Catalog:
                               summaries={"server0": "The first one. It is long."})
 
 
-@pytest.mark.parametrize("budget", [0, 20, 40, 80, 160, 320])
-def test_budget_holds_above_the_servers_only_floor(budget):
+@pytest.mark.parametrize("budget", [0, 10, 20, 40, 80, 160, 320])
+def test_budget_holds_above_the_count_only_floor(budget):
     catalog = many(8, 6)
-    floor = build_index(catalog, words, 0)  # every server named, no tool names
-    assert "tool_0_0" not in floor and "Other servers (tool count): server0 (6)" in floor
+    floor = build_index(catalog, words, 0)  # no server named: how many, and how to search
+    assert floor.splitlines()[1] == "Other servers (tool count): 8 servers (48 tools)"
+    assert "search_tools" in floor.splitlines()[-1]
     text = build_index(catalog, words, budget)
     assert words(text) <= max(budget, words(floor))
     if budget < words(floor):
         assert text == floor
-    for s in range(8):
-        assert f"server{s}" in text
+    # every server is either named or counted in "N more servers"
+    named = sum(1 for s in range(8) if f"server{s}" in text)
+    more = re.search(r"(\d+) (more )?servers \(", text)
+    assert named + (int(more.group(1)) if more else 0) == 8
     listed = sum(1 for line in text.splitlines() if line.startswith("- "))
     assert listed == sum(1 for s in range(8) if f"tool_{s}_0" in text)
 
 
+def test_count_tier_names_the_first_servers_that_fit():
+    catalog = many(40, 3)
+    floor = words(build_index(catalog, words, 0))
+    text = build_index(catalog, words, floor + 7)  # 2 words a name, 1 for "more"
+    assert "server0 (3); server1 (3); server2 (3); 37 more servers (111 tools)" in text
+    assert words(text) <= floor + 7
+
+
 def test_more_budget_never_names_fewer_servers_and_summaries_survive():
     catalog = many(8, 6)
-    named = [sum(1 for line in build_index(catalog, words, b).splitlines()
-                 if line.startswith("- ")) for b in range(20, 200, 10)]
+    texts = [build_index(catalog, words, b) for b in range(0, 200, 5)]
+    named = [sum(1 for line in text.splitlines() if line.startswith("- ")) for text in texts]
     assert named == sorted(named) and named[0] == 0 and named[-1] == 8
-    tight = build_index(catalog, words, 0)
-    assert "server0 (6) — The first one" in tight
+    shown = [sum(1 for s in range(8) if f"server{s} (6)" in text or f"- server{s}" in text)
+             for text in texts]
+    assert shown == sorted(shown) and shown[0] == 0 and shown[-1] == 8
+    assert any("server0 (6) — The first one" in text for text in texts)
     assert "- server0 — The first one.: tool_0_0" in build_index(catalog, words, 1000)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,26 @@ class Catalog:
         specs = list(self)[:n]
         kept = {spec.server for spec in specs}
         return Catalog(specs, {s: t for s, t in self._summaries.items() if s in kept})
+
+    def scaled(self, n: int) -> Catalog:
+        """``first(n)``, or past the catalog's size its servers again under new names
+        (``git-2``, …, ``git-3``, … in catalog order) up to ``n`` tools: a larger toolspace
+        of real tools for measuring what grows with the number of servers."""
+        if n <= len(self):
+            return self.first(n)
+        specs, summaries = list(self), dict(self._summaries)
+        copy = 1
+        while len(specs) < n:
+            copy += 1
+            for server, tools in self._tools.items():
+                name = f"{server}-{copy}"
+                room = n - len(specs)
+                specs.extend(replace(tool, server=name) for tool in list(tools.values())[:room])
+                summaries[name] = self._summaries.get(server, "")
+                if len(specs) >= n:
+                    break
+        kept = {spec.server for spec in specs}
+        return Catalog(specs, {s: t for s, t in summaries.items() if s in kept})
 
     def _server_tools(self, server: str) -> dict[str, ToolSpec]:
         if server not in self._tools:

@@ -1,11 +1,17 @@
-"""The server index in the system prompt, kept within a token budget.
+"""The server index in the system prompt, kept within a token budget at any catalog size.
 
-Servers with their one-line summary and tool names while that fits; past the budget,
-the remaining servers share one compact line of names and tool counts (the model then
-finds their tools with ``search_tools``). Every server is always named, so the index can
-only outgrow its budget by the length of that line: with the 70 servers of
-shared/toolspace it is ~800 tokens of SmolLM2's tokenizer, where one line per server
-took ~1,100 (benchmarks/toolspace.py).
+Four tiers, the first that fits the budget:
+1. every server with its one-line summary and its tool names;
+2. as many servers as fit that way (smallest first), the rest on one compact line of
+   names, tool counts and summaries;
+3. the same with the compact line cut to names and tool counts;
+4. the names and counts of the first servers that fit, then how many servers and tools
+   are left, and the hint that ``search_tools`` reaches them all.
+The fourth tier has a fixed floor (the header, one count line and the hint), so the index
+stays within its budget however many servers are connected: with 2,000 tools over 120
+servers the one-line-per-server text is ~2,400 tokens of SmolLM2's tokenizer, and a
+compact line naming every server ~1,000 — both past the agent's 600
+(benchmarks/toolspace.py, issue 16).
 """
 
 from __future__ import annotations
@@ -19,9 +25,12 @@ HEADER = "Servers (call tool_help(server, name) for a tool's signature):"
 SEARCH_HINT = "Tool names are not all listed: use search_tools(...) to find tools."
 MORE = "Other servers (tool count):"
 
+Count = Callable[[str], int]
 
-def build_index(catalog: Catalog, count_tokens: Callable[[str], int], budget: int = 600) -> str:
-    """The index text for ``catalog``, at most ``budget`` tokens when it can be."""
+
+def build_index(catalog: Catalog, count_tokens: Count, budget: int = 600) -> str:
+    """The index text for ``catalog``, at most ``budget`` tokens when the budget is above
+    the fixed floor of the last tier."""
     servers = catalog.servers()
     if not servers:
         return ""
@@ -30,19 +39,48 @@ def build_index(catalog: Catalog, count_tokens: Callable[[str], int], budget: in
     text = "\n".join([HEADER, *full.values()])
     if count_tokens(text) <= budget:
         return text
+    for summaries in (True, False):
+        if count_tokens(_render(servers, full, set(), summaries)) <= budget:
+            return _fill(servers, full, summaries, count_tokens, budget)
+    return _counted(servers, count_tokens, budget)
+
+
+def _fill(servers: list[ServerInfo], full: dict[str, str], summaries: bool,
+          count_tokens: Count, budget: int) -> str:
     # Names for as many servers as fit (smallest first keeps the most servers named),
     # the rest on the compact line.
     named: set[str] = set()
     for info in sorted(servers, key=lambda s: len(full[s.name])):
-        trial = _render(servers, full, named | {info.name})
-        if count_tokens(trial) > budget:
+        if count_tokens(_render(servers, full, named | {info.name}, summaries)) > budget:
             break
         named.add(info.name)
-    return _render(servers, full, named)
+    return _render(servers, full, named, summaries)
 
 
-def _render(servers: list[ServerInfo], full: dict[str, str], named: set[str]) -> str:
-    rest = [_short(info) for info in servers if info.name not in named]
+def _counted(servers: list[ServerInfo], count_tokens: Count, budget: int) -> str:
+    # The longest prefix of servers whose names fit; more names never take fewer tokens,
+    # so a binary search finds it in log(n) counts however large the catalog.
+    low, high = 0, len(servers) - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count_tokens(_count_text(servers, middle)) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return _count_text(servers, low)
+
+
+def _count_text(servers: list[ServerInfo], shown: int) -> str:
+    rest = servers[shown:]
+    tools = sum(info.tool_count for info in rest)
+    left = f"{len(rest)} {'more ' if shown else ''}servers ({tools} tools)"
+    names = [_short(info, summary=False) for info in servers[:shown]]
+    return "\n".join([HEADER, f"{MORE} {'; '.join([*names, left])}", SEARCH_HINT])
+
+
+def _render(servers: list[ServerInfo], full: dict[str, str], named: set[str],
+            summaries: bool) -> str:
+    rest = [_short(info, summaries) for info in servers if info.name not in named]
     lines = [HEADER, *(full[info.name] for info in servers if info.name in named)]
     if rest:
         lines.append(f"{MORE} {'; '.join(rest)}")
@@ -56,6 +94,6 @@ def _line(info: ServerInfo, names: list[str]) -> str:
     return f"{head}: {', '.join(names)}"
 
 
-def _short(info: ServerInfo) -> str:
+def _short(info: ServerInfo, summary: bool) -> str:
     text = f"{py_identifier(info.name)} ({info.tool_count})"
-    return f"{text} — {info.summary.rstrip('.;')}" if info.summary else text
+    return f"{text} — {info.summary.rstrip('.;')}" if summary and info.summary else text
