@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from test_ui_support import ask, make_app, ready, scripted, turn_done, wait_for
 
 from deskmate.app.services.mcp_input import FILE_CHARS, InputError, expand, path_mentions
+from deskmate.app.services.prompt_history import LIMIT, PromptHistory, history_path
 from deskmate.app.store import get_session, list_sessions, open_db
 from deskmate.app.ui.attachment import AttachmentBlock
 from deskmate.app.ui.blocks import ReplyBlock, UserBlock
-from deskmate.app.services.prompt_history import LIMIT, PromptHistory, history_path
 from deskmate.app.ui.prompt import PromptArea
 
 
@@ -216,12 +217,10 @@ def test_path_mentions_are_told_from_server_mentions(tmp_path):
     (tmp_path / "a.txt").write_text("has ``` fences")
     text = expand(f"look at @{tmp_path}/a.txt", None, [])
     assert "````\nhas ``` fences\n````" in text
-    try:
+    with pytest.raises(InputError, match="is a folder"):
         expand(f"@{tmp_path}", None, [])
-    except InputError as exc:
-        assert "is a folder" in str(exc)
-    else:
-        raise AssertionError("a folder was attached")
+    with pytest.raises(InputError, match="no such file"):
+        expand("@./not-here.txt", None, [])
 
 
 async def test_a_focused_message_and_its_code_are_copied(home):
