@@ -8,10 +8,10 @@ Four tiers, the first that fits the budget:
 4. the names and counts of the first servers that fit, then how many servers and tools
    are left, and the hint that ``search_tools`` reaches them all.
 The fourth tier has a fixed floor (the header, one count line and the hint), so the index
-stays within its budget however many servers are connected: with 2,000 tools over 120
-servers the one-line-per-server text is ~2,400 tokens of SmolLM2's tokenizer, and a
-compact line naming every server ~1,000 — both past the agent's 600
-(benchmarks/toolspace.py, issue 16).
+stays within its budget however many servers are connected: with 2,000 tools over 129
+servers (shared/toolspace scaled) the first three tiers alone took 1,737 tokens of
+SmolLM2's tokenizer against the agent's 600; with the fourth, 597 (benchmarks/RESULTS.md,
+issue 16).
 """
 
 from __future__ import annotations
