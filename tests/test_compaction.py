@@ -65,3 +65,42 @@ def test_nothing_to_compact(home, db):
     with pytest.raises(NothingToCompact, match="1 turn"):
         compact(conversation)
     conversation.close()
+
+
+@pytest.mark.slow
+async def test_compact_in_the_chat_by_hand_and_by_itself(home):
+    import dataclasses
+
+    from test_ui_support import ask, make_app, ready, scripted, turn_done, wait_for
+
+    from deskmate.app.ui.blocks import Notice
+    from deskmate.app.ui.context_meter import ContextMeter
+
+    model = scripted("Paris", "Rome", "France: Paris.", "Madrid", "France, Italy, Spain.")
+    app = make_app(model)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(app, pilot)
+        for text in ("Capital of France?", "And of Italy?"):
+            await ask(app, pilot, text)
+            await turn_done(app, pilot)
+
+        def notices() -> list[str]:
+            return [str(n.source) for n in app.chat.query(Notice) if "Compacted" in n.source]
+
+        await ask(app, pilot, "/compact")
+        await wait_for(pilot, lambda: len(notices()) == 1, 60, "the compaction notice")
+        agent = app.conversation.runtime.agent
+        assert agent.transcript[1].content.startswith(SUMMARY_HEAD)
+        assert "France: Paris." in notices()[0] and "neared" not in notices()[0]
+        assert not app.chat.query_one(ContextMeter).display  # read again at the next call
+        assert app.conversation.session_id is not None
+        # A turn that fills 80% of the window is followed by a compaction of its own.
+        model.info = dataclasses.replace(model.info, context_size=10)
+        await ask(app, pilot, "And of Spain?")
+        await wait_for(pilot, lambda: len(notices()) == 2, 60, "the automatic compaction")
+        assert "neared the model's context window" in notices()[1]
+        assert "France, Italy, Spain." in agent.transcript[1].content
+        assert not app.chat.busy
+        titles = [s.title for s in list_sessions(app.conversation.db)]
+        assert sorted(titles) == ["Capital of France?", f"{COMPACT_TITLE}Capital of France?",
+                                  f"{COMPACT_TITLE}Capital of France?"]

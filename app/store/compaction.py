@@ -26,7 +26,11 @@ def compacted_session(db: Database, session_id: str, *, summary: str, ack: str,
     with ``SUMMARY_HEAD``) and ``ack``, then its messages from position ``keep_from`` on;
     returns the new id."""
     source = resolve_id(db, session_id)
-    new_id = branch_session(db, source, messages=1, turns=turns, title_prefix=COMPACT_TITLE)
+    with transaction(db) as conn:
+        title = conn.execute("SELECT title FROM sessions WHERE id = ?", (source,)).fetchone()[0]
+    # Compacted again: the title says so once.
+    prefix = "" if title.startswith(COMPACT_TITLE) else COMPACT_TITLE
+    new_id = branch_session(db, source, messages=1, turns=turns, title_prefix=prefix)
     with transaction(db) as conn:
         now = conn.execute("SELECT created_at FROM sessions WHERE id = ?",
                            (new_id,)).fetchone()[0]

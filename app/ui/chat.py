@@ -29,6 +29,7 @@ from textual.widgets import Footer, Header, Static
 from deskmate.app.agent.events import ModelMessage
 from deskmate.app.ui.attachment import attachment_blocks, file_problem
 from deskmate.app.ui.commands import COMMANDS, Typed, hint, read_command
+from deskmate.app.ui.compacting import Compacting
 from deskmate.app.ui.context_meter import ContextMeter
 from deskmate.app.ui.copying import COPY_KEYS, Copyable
 from deskmate.app.ui.host import host
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 DELTA_HZ = 30  # most streamed-text messages a second
 
 
-class ChatView(ReportsWorkers, Vertical):
+class ChatView(Compacting, ReportsWorkers, Vertical):
     """The transcript, the status line (usage, sandbox isolation) and the prompt."""
 
     class SwitchModel(Message):
@@ -247,6 +248,8 @@ class ChatView(ReportsWorkers, Vertical):
             self.retry()
         elif command.name == "/edit":
             self.edit_last(typed.area)
+        elif command.name == "/compact":
+            self.start_compaction()
         else:
             if not typed.area.text:  # back in the prompt, to correct
                 typed.area.load_text(typed.text)
@@ -445,7 +448,10 @@ class ChatView(ReportsWorkers, Vertical):
         message.stop()
         await self.transcript.end_turn()
         self.busy = False
-        self.send_queued()
+        if self.meter().near_full:  # before the next prompt: it may not fit any more
+            self.start_compaction(auto=True)
+        else:
+            self.send_queued()
 
     def on_feedback_bar_rated(self, event: FeedbackBar.Rated) -> None:
         event.stop()

@@ -35,6 +35,9 @@ COMMANDS = (
     SlashCommand("/retry", "/retry",
                  "Answer the last prompt again (the old answer stays in its session)"),
     SlashCommand("/edit", "/edit", "Put the last prompt back in the input, to edit and send"),
+    # Also done by itself when a turn filled 80% of the context (app.ui.compacting).
+    SlashCommand("/compact", "/compact",
+                 "Summarise the older turns into one message (the full session is kept)"),
 )
 
 # A word after the slash, then a space or the end: "/etc/hosts" is no command.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-NEAR_FULL = 0.8  # the share of the window from which the meter warns
+from deskmate.app.services.compaction import NEAR_FULL  # the meter warns, then compacts
 
 
 def tokens(n: int) -> str:
@@ -30,8 +30,11 @@ def reading(used: int, window: int) -> tuple[str, bool]:
 class ContextMeter(Static):
     """``show`` after each model call; ``reset`` for a new session."""
 
+    near_full = False  # the last reading reached NEAR_FULL of the window
+
     def show(self, used: int, window: int) -> None:
         text, near_full = reading(used, window)
+        self.near_full = near_full
         self.update(text)
         self.display = True
         self.set_class(near_full, "-near-full")
@@ -40,9 +43,11 @@ class ContextMeter(Static):
                         f"{window:,}-token context window{share}." if window > 0 else
                         f"The last model call read and wrote {used:,} tokens.")
         if near_full:
-            self.tooltip += " Start a new session (ctrl+n) before it fills up."
+            self.tooltip += (" After this turn the older turns are summarised (/compact), "
+                             "or start a new session (ctrl+n).")
 
     def reset(self) -> None:
         self.update("")
         self.display = False
+        self.near_full = False
         self.remove_class("-near-full")
