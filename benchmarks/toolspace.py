@@ -163,7 +163,7 @@ def _no_calls(*args: Any, **kwargs: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--catalog", type=Path, default=ROOT.parent / "shared" / "toolspace")
     parser.add_argument("--model", default="tiny", help="model whose tokenizer counts")
     parser.add_argument("--queries", type=Path, default=ROOT / "benchmarks" / "queries.jsonl")
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     modes = {"bm25": ToolSearch(catalog)}
     build_s = time.perf_counter() - started
-    embedder = None
+    embedder: Any = None  # a _QueryCache: SentenceTransformer.encode is all it needs
     cache = paths.embeddings_cache()
     if not args.no_dense:
         try:
