@@ -1,9 +1,13 @@
-"""Token-by-token helpers of ``PolicyChatModel``: choosing the next token, and its text."""
+"""Token-by-token helpers of the training samplers (``PolicyChatModel`` and the llama.cpp
+engine): choosing the next token, its text, and the reply it ends or continues."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from deskmate.app.llm.base import FinishReason
+from deskmate.app.llm.stops import StopMatcher
 
 if TYPE_CHECKING:  # torch and transformers load with the policy that calls these
     from torch import Generator, Tensor
@@ -58,3 +62,41 @@ class Detokenizer:
             return ""
         self.prefix, self.read = self.read, len(self.ids)
         return after[len(before):]
+
+
+class Reply:
+    """One call's reply as its tokens come: the ids and their log-probs, the text to
+    stream (stop strings cut), and whether an end-of-turn token or a stop ended it."""
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, stop: tuple[str, ...],
+                 eos_ids: frozenset[int]) -> None:
+        self.stops, self.detok, self.eos_ids = StopMatcher(stop), Detokenizer(tokenizer), eos_ids
+        self.ids: list[int] = []
+        self.logprobs: list[float] = []
+        self.finish: FinishReason = "length"
+
+    def add(self, token: int, logprob: float) -> str:
+        """Take a sampled token; the text it adds to the stream ("" for none)."""
+        self.ids.append(token)
+        self.logprobs.append(logprob)
+        if token in self.eos_ids:  # kept in the ids: training also teaches when to stop
+            self.finish = "stop"
+            return ""
+        emit, stopped = self.stops.feed(self.detok.add(token))
+        if stopped:
+            self.finish = "stop"
+        return emit
+
+    @property
+    def ended(self) -> bool:
+        return self.finish == "stop"
+
+    def tail(self) -> str:
+        """Text held back at the end (an incomplete character, a possible stop)."""
+        if self.stops.stopped:
+            return ""
+        return self.stops.feed(self.detok.flush())[0] + self.stops.flush()
+
+    @property
+    def text(self) -> str:
+        return self.stops.text

@@ -27,17 +27,13 @@ from typing import TYPE_CHECKING, Any
 from deskmate.app.llm.base import (
     ChatMessage,
     Delta,
-    Finished,
-    FinishReason,
     GenerationParams,
-    ModelError,
     ModelInfo,
     StreamEvent,
     TokenClock,
 )
-from deskmate.app.llm.stops import StopMatcher
-from deskmate.finetune._sampling import Detokenizer
-from deskmate.finetune.policy import ContextFull, GenerationRecord
+from deskmate.finetune._sampling import Reply
+from deskmate.finetune.policy import GenerationRecord, finish_call
 
 if TYPE_CHECKING:
     import numpy as np
@@ -108,13 +104,8 @@ class LlamaCppEngine:
     def stream(self, messages: Sequence[ChatMessage],
                params: GenerationParams = GenerationParams(),
                cancel: threading.Event | None = None) -> Iterator[StreamEvent]:
-        if params.grammar or params.json_schema:
-            raise ModelError("the training engine samples without grammars or JSON schemas")
-        prompt = self.policy.encode(messages, params.tools)
         limit = min(self.context, self.policy.config.max_seq_len)
-        if len(prompt) >= limit:
-            raise ContextFull(f"the prompt is {len(prompt):,} tokens but training allows "
-                              f"{limit:,} (max_seq_len): the conversation is full")
+        prompt = self.policy.prompt(messages, params, limit)
         with self._lock:
             yield from self._generate(prompt, params, cancel or threading.Event(), limit)
 
@@ -139,7 +130,7 @@ class LlamaCppEngine:
         llm = self._model()
         n_vocab = llm.n_vocab()
         clock = TokenClock(time.perf_counter())
-        stops, detok = StopMatcher(params.stop), Detokenizer(self.policy.tokenizer)
+        reply = Reply(self.policy.tokenizer, params.stop, self.policy.eos_ids)
         rng = np.random.default_rng(params.seed if params.seed is not None
                                     else self.policy.config.seed)
         # Keep the cached prefix this prompt shares with the last call (at least one
@@ -153,44 +144,21 @@ class LlamaCppEngine:
         llm.n_tokens = keep
         reused = keep
         llm.eval(prompt[keep:])
-        ids: list[int] = []
-        logprobs: list[float] = []
-        finish: FinishReason = "length"
         max_new = min(params.max_tokens, limit - len(prompt))
-        while len(ids) < max_new:
-            if cancel.is_set():
-                finish = "cancelled"
-                break
+        while len(reply.ids) < max_new and not cancel.is_set():
             # The last evaluated position's logits (llama.cpp keeps only those here).
             logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1),
                                            shape=(n_vocab,))
             token, logp = sample(logits, params.temperature, params.top_p, rng)
-            ids.append(token)
-            logprobs.append(logp)
+            emit = reply.add(token, logp)
             clock.tick(time.perf_counter())
-            if token in self.policy.eos_ids:
-                finish = "stop"
-                break
-            emit, stopped = stops.feed(detok.add(token))
             if emit:
                 yield Delta(emit)
-            if stopped:
-                finish = "stop"
+            if reply.ended:
                 break
-            if len(ids) < max_new:
+            if len(reply.ids) < max_new:
                 llm.eval([token])
-        if not stops.stopped:
-            tail = stops.feed(detok.flush())[0] + stops.flush()
-            if tail:
-                yield Delta(tail)
-        if cancel.is_set():
-            finish = "cancelled"
-        self.records.append(GenerationRecord(
-            prompt_ids=tuple(prompt), completion_ids=tuple(ids), text=stops.text,
-            finish_reason=finish, logprobs=tuple(logprobs)))
-        usage = clock.usage(time.perf_counter(), prompt_tokens=len(prompt),
-                            reused_tokens=reused, evaluated_tokens=len(prompt) - reused)
-        yield Finished(stops.text, finish, usage)
+        yield from finish_call(self.records, prompt, reply, cancel, clock, reused=reused)
 
     def _close(self) -> None:
         if self._llm is not None:

@@ -42,8 +42,7 @@ from deskmate.app.llm.base import (
     StreamEvent,
     TokenClock,
 )
-from deskmate.app.llm.stops import StopMatcher
-from deskmate.finetune._sampling import Detokenizer, sample_token
+from deskmate.finetune._sampling import Reply, sample_token
 
 if TYPE_CHECKING:  # torch, peft and transformers load with the first policy
     from peft import PeftModel
@@ -150,6 +149,18 @@ class Policy:
     def encode(self, messages: Sequence[ChatMessage],
                tools: Sequence[dict[str, Any]] = ()) -> list[int]:
         return self.tokenize(self.render(messages, tools))
+
+    def prompt(self, messages: Sequence[ChatMessage], params: GenerationParams,
+               limit: int) -> list[int]:
+        """The prompt ids of a training call; ContextFull when they leave no room."""
+        if params.grammar or params.json_schema:
+            raise ModelError("training samples without grammars or JSON schemas; "
+                             "constrained output is for the llama.cpp models")
+        prompt = self.encode(messages, params.tools)
+        if len(prompt) >= limit:
+            raise ContextFull(f"the prompt is {len(prompt):,} tokens but training allows "
+                              f"{limit:,} (max_seq_len): the conversation is full")
+        return prompt
 
 
 def resolve_device(device: str) -> str:
@@ -312,6 +323,22 @@ class GenerationRecord:
     logprobs: tuple[float, ...]
 
 
+def finish_call(records: list[GenerationRecord], prompt: list[int], reply: Reply,
+                cancel: threading.Event, clock: TokenClock, *, reused: int
+                ) -> Iterator[StreamEvent]:
+    """The end of a training call: the held-back text, the record, ``Finished``."""
+    tail = reply.tail()
+    if tail:
+        yield Delta(tail)
+    finish: FinishReason = "cancelled" if cancel.is_set() else reply.finish
+    records.append(GenerationRecord(
+        prompt_ids=tuple(prompt), completion_ids=tuple(reply.ids), text=reply.text,
+        finish_reason=finish, logprobs=tuple(reply.logprobs)))
+    usage = clock.usage(time.perf_counter(), prompt_tokens=len(prompt), reused_tokens=reused,
+                        evaluated_tokens=len(prompt) - reused)
+    yield Finished(reply.text, finish, usage)
+
+
 class PolicyChatModel:
     """deskmate's ``ChatModel`` protocol over a ``Policy``; one call at a time."""
 
@@ -343,17 +370,9 @@ class PolicyChatModel:
         params: GenerationParams = GenerationParams(),
         cancel: threading.Event | None = None,
     ) -> Iterator[StreamEvent]:
-        if params.grammar or params.json_schema:
-            raise ModelError("the training policy samples without grammars or JSON schemas; "
-                             "constrained output is for the llama.cpp models")
-        cancel = cancel or threading.Event()
-        prompt = self.policy.encode(messages, params.tools)
-        limit = self.policy.config.max_seq_len
-        if len(prompt) >= limit:
-            raise ContextFull(f"the prompt is {len(prompt):,} tokens but the policy allows "
-                              f"{limit:,} (max_seq_len): the conversation is full")
+        prompt = self.policy.prompt(messages, params, self.policy.config.max_seq_len)
         with self._lock:
-            yield from self._generate(prompt, params, cancel)
+            yield from self._generate(prompt, params, cancel or threading.Event())
 
     def _generate(self, prompt: list[int], params: GenerationParams,
                   cancel: threading.Event) -> Iterator[StreamEvent]:
@@ -361,25 +380,19 @@ class PolicyChatModel:
 
         policy = self.policy
         clock = TokenClock(time.perf_counter())
-        stops, detok = StopMatcher(params.stop), Detokenizer(policy.tokenizer)
+        reply = Reply(policy.tokenizer, params.stop, policy.eos_ids)
         rng = self._generator(params.seed)
         max_new = min(params.max_tokens, policy.config.max_seq_len - len(prompt))
-        ids: list[int] = []
-        logprobs: list[float] = []
-        finish: FinishReason = "length"
         # The log-probs are recorded under the sampling temperature (T = 1 when greedy).
         scale = params.temperature if params.temperature > 0 else 1.0
         with policy.inference(), torch.inference_mode():
             step_input = torch.tensor([prompt], device=policy.device)
             cache = None
-            while len(ids) < max_new:
-                if cancel.is_set():
-                    finish = "cancelled"
-                    break
+            while len(reply.ids) < max_new and not cancel.is_set():
                 # Positions are explicit: Unsloth's decode step reads them (stock
                 # transformers derives them from the cache). Only the last position's
                 # logits are projected, in the prefill too.
-                at = len(prompt) + len(ids) - step_input.shape[1]
+                at = len(prompt) + len(reply.ids) - step_input.shape[1]
                 positions = torch.arange(at, at + step_input.shape[1],
                                          device=policy.device)[None]
                 out = policy.model(input_ids=step_input, position_ids=positions,
@@ -387,31 +400,14 @@ class PolicyChatModel:
                 cache = out.past_key_values
                 logits = out.logits[0, -1].float()
                 token = sample_token(logits, params.temperature, params.top_p, rng)
-                ids.append(token)
-                logprobs.append(torch.log_softmax(logits / scale, -1)[token].item())
+                emit = reply.add(token, torch.log_softmax(logits / scale, -1)[token].item())
                 clock.tick(time.perf_counter())
-                if token in policy.eos_ids:
-                    finish = "stop"
-                    break
-                emit, stopped = stops.feed(detok.add(token))
                 if emit:
                     yield Delta(emit)
-                if stopped:
-                    finish = "stop"
+                if reply.ended:
                     break
                 step_input = torch.tensor([[token]], device=policy.device)
-        if not stops.stopped:
-            tail = stops.feed(detok.flush())[0] + stops.flush()
-            if tail:
-                yield Delta(tail)
-        if cancel.is_set():
-            finish = "cancelled"
-        self.records.append(GenerationRecord(
-            prompt_ids=tuple(prompt), completion_ids=tuple(ids), text=stops.text,
-            finish_reason=finish, logprobs=tuple(logprobs)))
-        usage = clock.usage(time.perf_counter(), prompt_tokens=len(prompt), reused_tokens=0,
-                            evaluated_tokens=len(prompt))
-        yield Finished(stops.text, finish, usage)
+        yield from finish_call(self.records, prompt, reply, cancel, clock, reused=0)
 
     def _generator(self, seed: int | None) -> Generator:
         import torch
