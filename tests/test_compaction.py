@@ -104,3 +104,20 @@ async def test_compact_in_the_chat_by_hand_and_by_itself(home):
         titles = [s.title for s in list_sessions(app.conversation.db)]
         assert sorted(titles) == ["Capital of France?", f"{COMPACT_TITLE}Capital of France?",
                                   f"{COMPACT_TITLE}Capital of France?"]
+
+
+def test_a_failed_summary_leaves_the_session_as_it_was(home, db):
+    from deskmate.app.llm import ModelError
+
+    conversation = Conversation(load_config(), None, mode="eager", db_factory=lambda: db)
+    conversation.build(ScriptedModel(["Final answer: a", "Final answer: b", "  "]), None)
+    for text in ("one?", "two?"):
+        list(conversation.run(text, threading.Event()))
+    session, before = conversation.session_id, list(conversation.runtime.agent.transcript)
+    with pytest.raises(RuntimeError, match="empty summary"):
+        compact(conversation)
+    with pytest.raises(ModelError, match="no reply #4"):  # the model fails outright
+        compact(conversation)
+    assert conversation.runtime.agent.transcript == before
+    assert conversation.session_id == session and len(list_sessions(db)) == 1
+    conversation.close()

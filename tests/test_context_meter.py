@@ -33,12 +33,16 @@ async def test_meter_follows_each_call_and_warns_near_the_window(home):
         first = sum(len(m.content) for m in model.calls[0]) // 4 + len("first answer") // 4 + 1
         assert str(meter.render()) == f"ctx {tokens(first)}/33k"
         assert meter.display and not meter.has_class("-near-full")
-        # A window the session fills (the transcript only grows): the next reading warns.
-        model.info = dataclasses.replace(model.info, context_size=first)
-        await ask(app, pilot, "and again")
-        await turn_done(app, pilot)
-        assert meter.has_class("-near-full"), str(meter.render())
-        assert "new session" in str(meter.tooltip)
         await pilot.press("ctrl+n")
         await wait_for(pilot, lambda: not meter.display, 30, "the meter reset")
-        assert not meter.has_class("-near-full")
+        # A window the first call nearly fills: the meter warns (one turn: nothing older
+        # to compact, and nothing said about it).
+        model.info = dataclasses.replace(model.info, context_size=first + 5)
+        await ready(app, pilot)
+        await ask(app, pilot, "hello")
+        await turn_done(app, pilot)
+        assert meter.has_class("-near-full"), str(meter.render())
+        assert str(meter.render()).endswith(f"/{first + 5}")
+        assert "/compact" in str(meter.tooltip)
+        await pilot.pause(0.5)
+        assert not app.chat.busy and not any("compact" in s for s in app.said)

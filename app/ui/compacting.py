@@ -36,11 +36,12 @@ class Compacting(Widget):
         def send_queued(self) -> None: ...
 
     class Compacted(Message):
-        def __init__(self, done: Compaction | None, error: str = "", auto: bool = False
-                     ) -> None:
+        def __init__(self, done: Compaction | None, error: str = "", auto: bool = False,
+                     nothing: bool = False) -> None:
             self.done = done
             self.error = error
             self.auto = auto
+            self.nothing = nothing  # too few turns to compact
             super().__init__()
 
     def start_compaction(self, auto: bool = False) -> None:
@@ -62,8 +63,10 @@ class Compacting(Widget):
 
         try:
             message = self.Compacted(compact(conversation), auto=auto)
-        except (NothingToCompact, RuntimeError) as exc:  # the session stays as it was
-            message = self.Compacted(None, str(exc), auto)
+        except NothingToCompact as exc:
+            message = self.Compacted(None, str(exc), auto, nothing=True)
+        except Exception as exc:  # the model's or the store's: the session stays as it was
+            message = self.Compacted(None, f"{type(exc).__name__}: {exc}", auto)
         self.post_message(message)
 
     def on_compacting_compacted(self, message: Compacted) -> None:
@@ -72,7 +75,9 @@ class Compacting(Widget):
         message.stop()
         self.busy = False
         done = message.done
-        if done is None:
+        if done is None and message.auto and message.nothing:
+            pass  # one long turn: nothing older to summarise, the meter says the rest
+        elif done is None:
             self.notify(message.error, title="Not compacted",
                         severity="information" if message.auto else "warning")
         else:
