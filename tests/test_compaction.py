@@ -121,3 +121,21 @@ def test_a_failed_summary_leaves_the_session_as_it_was(home, db):
     assert conversation.runtime.agent.transcript == before
     assert conversation.session_id == session and len(list_sessions(db)) == 1
     conversation.close()
+
+
+@pytest.mark.slow
+def test_compaction_with_the_real_tiny_model(home, db, tiny_model):
+    conversation = Conversation(load_config(), None, mode="eager", db_factory=lambda: db,
+                                max_tokens=48, keep_kv_state=False)
+    conversation.build(tiny_model, None)
+    for text in ("My cat is called Tom. Say hi.", "What is 2 + 2?"):
+        list(conversation.run(text, threading.Event()))
+    done = compact(conversation)
+    transcript = conversation.runtime.agent.transcript
+    assert done.summary and transcript[1].content.startswith(SUMMARY_HEAD)
+    assert transcript[3].content == "What is 2 + 2?"
+    events = list(conversation.run("Thanks.", threading.Event()))
+    assert events[-1].status in ("answered", "max_tokens", "max_steps")
+    stored = get_session(db, conversation.session_id)
+    assert [m.content for m in stored.messages] == [m.content for m in transcript]
+    conversation.close()
