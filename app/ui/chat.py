@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 DELTA_HZ = 30  # most streamed-text messages a second
 
 
-class ChatView(Compacting, ReportsWorkers, Vertical):
+class ChatView(ReportsWorkers, Vertical, Compacting):
     """The transcript, the status line (usage, sandbox isolation) and the prompt."""
 
     class SwitchModel(Message):

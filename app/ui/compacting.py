@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 
 class Compacting(Widget):
     """Needs of the view, besides a widget's: ``conversation``, ``transcript``,
-    ``set_status``, ``send_queued``; ``busy`` is the view's (queues what is typed)."""
+    ``set_status``, ``send_queued``; ``busy`` is the view's (queues what is typed).
+    It goes last among the view's bases: Textual takes a widget's CSS type names (and
+    so its default CSS) along the first widget base of each class."""
 
     busy = reactive(False)
     conversation: Conversation
