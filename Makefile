@@ -19,14 +19,18 @@ MCP_SERVERS := .cache/mcp-servers
 .PHONY: run test lint clean
 
 # llama.cpp is built for CUDA when the CUDA toolkit is here (nvcc on PATH or in
-# /usr/local/cuda), for Metal on macOS (llama.cpp's default there), else for the CPU;
-# set CMAKE_ARGS yourself to choose. pip's wheel cache does not know CMAKE_ARGS, so a
-# build with them gets a cache of its own: else pip hands back the CPU wheel it built
-# before. `deskmate models fit` says which build was made.
+# /usr/local/cuda) and nvidia-smi lists a GPU (a toolkit without a GPU, as on build
+# machines, cannot target "native" and fails), for Metal on macOS (llama.cpp's default
+# there), else for the CPU; set CMAKE_ARGS yourself to choose. pip's wheel cache does
+# not know CMAKE_ARGS, so a build with them gets a cache of its own: else pip hands back
+# the CPU wheel it built before. `deskmate models fit` says which build was made.
 NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+NVIDIA_GPU := $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && echo yes)
 ifeq ($(origin CMAKE_ARGS),undefined)
 ifneq ($(NVCC),)
+ifeq ($(NVIDIA_GPU),yes)
 export CMAKE_ARGS := -DGGML_CUDA=on -DCMAKE_CUDA_COMPILER=$(NVCC)
+endif
 endif
 endif
 LLAMA_CACHE := $(if $(CMAKE_ARGS),--cache-dir $(HOME)/.cache/deskmate/pip-$(shell printf '%s' '$(CMAKE_ARGS)' | cksum | cut -d' ' -f1))
