@@ -106,7 +106,10 @@ async def test_cancelling_the_turn_cancels_the_question(home, mcp_bin):
         await asked(app, pilot, "fill the form")
         app.action_cancel()
         await turn_done(app, pilot)
-        assert not isinstance(app.screen, ElicitScreen)
+        # The dialog is dismissed by a message of its own, which may land just after
+        # the turn's end (it did in CI): wait for it rather than race it.
+        await wait_for(pilot, lambda: not isinstance(app.screen, ElicitScreen), 10,
+                       "the dialog closed")
         assert events(posted, "TurnFinished")[0].status == "cancelled"
         [answered] = events(posted, "ElicitationAnswered")
         assert (answered.action, answered.reason) == ("cancel", "the turn was cancelled")
