@@ -109,6 +109,10 @@ def test_the_terminal_chat_streams_cancels_and_records(env, tiny_model_path):
         term.send(b"/new\r")
         at = term.expect(b"[a new session]", after=at)
         term.send(b"Hi again.\r")
+        # The prompt "Hi again." was typed at may come after "[a new session]": wait for
+        # the line's echo, then the prompt after the answer. Ctrl-D sent while the answer
+        # streams reaches a terminal out of readline's hands and is lost.
+        at = term.expect(b"Hi again.\r\n", after=at)
         at = term.expect(PROMPT, after=at)
         term.send(b"\x04")  # Ctrl-D
         assert term.wait() == 0
@@ -127,6 +131,7 @@ def test_the_terminal_chat_streams_cancels_and_records(env, tiny_model_path):
     try:
         at = term.expect(PROMPT)
         term.send(b"\x1b[A\r")
+        at = term.expect(b"Hi again.\r\n", after=at)
         at = term.expect(PROMPT, after=at)
         term.send(b"/exit\r")
         assert term.wait() == 0
