@@ -1,12 +1,13 @@
 """``ChatScreen`` and ``ChatView``: the input side of the conversation with the agent.
 
-``ChatView`` takes the prompt, handles slash commands (``app.ui.commands``, which never
-reach the model), runs a turn in a thread worker, cancels it and stores ratings. The
-worker iterates ``Conversation.run`` and only posts ``AgentEventPosted`` messages; the
-view hands each to its ``Transcript`` (``app.ui.transcript``), which draws it. The view
-is handed its conversation; what the app does (a new session, another model, help, the
-approver's cancel) it asks for with messages. Nothing typed is lost: a prompt sent
-during a turn, or before the agent is ready, is queued and sent when it can be.
+``ChatView`` takes the prompt, handles slash commands (read by ``app.ui.commands``,
+done by ``app.ui.commands_run``; they never reach the model), runs a turn in a thread
+worker, cancels it and stores ratings. The worker iterates ``Conversation.run`` and
+only posts ``AgentEventPosted`` messages; the view hands each to its ``Transcript``
+(``app.ui.transcript``), which draws it. The view is handed its conversation; what the
+app does (a new session, another model, help, the approver's cancel) it asks for with
+messages. Nothing typed is lost: a prompt sent during a turn, or before the agent is
+ready, is queued and sent when it can be.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import dataclasses
 import threading
 import time
 from collections import deque
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import events, on, work
@@ -28,7 +28,8 @@ from textual.widgets import Footer, Header, Static
 
 from deskmate.app.agent.events import ModelMessage
 from deskmate.app.ui.attachment import attachment_blocks, file_problem
-from deskmate.app.ui.commands import COMMANDS, Typed, hint, read_command
+from deskmate.app.ui.commands import COMMANDS, read_command
+from deskmate.app.ui.commands_run import RunsCommands
 from deskmate.app.ui.compacting import Compacting
 from deskmate.app.ui.context_meter import ContextMeter
 from deskmate.app.ui.copying import COPY_KEYS, Copyable
@@ -39,11 +40,9 @@ from deskmate.app.ui.transcript import Transcript
 from deskmate.app.ui.workers import ReportsWorkers
 
 if TYPE_CHECKING:
-    from textual.notifications import SeverityLevel
 
     from deskmate.app.services.conversation import Conversation
     from deskmate.app.services.mcp_input import PromptCall
-    from deskmate.app.services.retry import Retry
     from deskmate.app.store import ResumedSession, SessionDetail
     from deskmate.app.ui.blocks import FeedbackBar
     from deskmate.tools.hub.published import PromptSpec
@@ -52,45 +51,8 @@ if TYPE_CHECKING:
 DELTA_HZ = 30  # most streamed-text messages a second
 
 
-class ChatView(ReportsWorkers, Vertical, Compacting):
+class ChatView(ReportsWorkers, Vertical, Compacting, RunsCommands):
     """The transcript, the status line (usage, sandbox isolation) and the prompt."""
-
-    class SwitchModel(Message):
-        """The user typed ``/model SPEC``."""
-
-        def __init__(self, spec: str) -> None:
-            self.spec = spec
-            super().__init__()
-
-    class NewSessionRequested(Message):
-        """A fresh session is wanted: the user typed ``/new``, or deleted the current
-        session on the sessions screen."""
-
-    class HelpRequested(Message):
-        """The user typed ``/help``."""
-
-    class ModelsListed(Message):
-        """The models to choose from, one Markdown line each, for ``/model`` alone."""
-
-        def __init__(self, lines: list[str]) -> None:
-            self.lines = lines
-            super().__init__()
-
-    class Retrying(Message):
-        """``/retry`` set the last turn aside; its prompt runs again."""
-
-        def __init__(self, retry: Retry) -> None:
-            self.retry = retry
-            super().__init__()
-
-    class Said(Message):
-        """A worker's result for the user: a toast (``severity`` as ``notify``'s)."""
-
-        def __init__(self, text: str, title: str = "",
-                     severity: SeverityLevel = "information") -> None:
-            self.text, self.title = text, title
-            self.severity: SeverityLevel = severity
-            super().__init__()
 
     class TurnStarting(Message):
         """A turn is about to run; setting ``cancel`` stops it."""
@@ -134,7 +96,7 @@ class ChatView(ReportsWorkers, Vertical, Compacting):
     def submit(self, event: PromptArea.Submitted) -> None:
         text = event.text.strip()
         if (command := read_command(text)) is not None:
-            self.run_command(command, event)
+            self.run_command(command, event.area, event.text)
             return
         if self.asks_for_arguments(text, event):
             return
@@ -229,119 +191,6 @@ class ChatView(ReportsWorkers, Vertical, Compacting):
     def agent_ready(self) -> None:
         """Called by the app when an agent was built: what waited for it is sent."""
         self.send_queued()
-
-    def run_command(self, command: Typed, typed: PromptArea.Submitted) -> None:
-        if command.name == "/model":
-            if command.argument:
-                self.post_message(self.SwitchModel(command.argument))
-            else:
-                self.list_models(host(self).config.model.name)
-        elif command.name in ("/new", "/clear"):
-            self.post_message(self.NewSessionRequested())
-        elif command.name == "/help":
-            self.post_message(self.HelpRequested())
-        elif command.name == "/sessions":
-            self.app.switch_mode("sessions")
-        elif command.name == "/export":
-            self.export(command.argument)
-        elif command.name == "/retry":
-            self.retry()
-        elif command.name == "/edit":
-            self.edit_last(typed.area)
-        elif command.name == "/compact":
-            self.start_compaction()
-        else:
-            if not typed.area.text:  # back in the prompt, to correct
-                typed.area.load_text(typed.text)
-            self.notify(f"{command.name} is not a command. {hint()}", title="Not sent",
-                        severity="warning", timeout=10)
-
-    def export(self, argument: str) -> None:
-        """``/export [PATH]``: this session as Markdown; an existing file is kept."""
-        session = self.conversation.session_id
-        if session is None:
-            self.notify("Nothing is recorded in this session yet: /export writes it once "
-                        "a prompt was answered.", title="Not exported", severity="warning")
-            return
-        path = Path(argument or f"deskmate-{session}.md").expanduser().absolute()
-        if path.exists():
-            self.notify(f"{path} exists and was left as it is: /export PATH names another "
-                        "file.", title="Not exported", severity="warning", timeout=10)
-            return
-        self.write_export(self.conversation, session, path)
-
-    @work(thread=True, group="store", exit_on_error=False)
-    def write_export(self, conversation: Conversation, session: str, path: Path) -> None:
-        from deskmate.app.ui.export_file import export
-
-        try:
-            said = self.Said(export(conversation.db, session, path).capitalize(), "Exported")
-        except ValueError as exc:
-            said = self.Said(str(exc), "Not exported", "error")
-        self.post_message(said)
-
-    def on_chat_view_said(self, message: Said) -> None:
-        message.stop()
-        self.notify(message.text, title=message.title, severity=message.severity,
-                    timeout=10)
-
-    def retry(self) -> None:
-        """``/retry``: the last prompt again, its answer set aside (``services.retry``)."""
-        if self.busy:
-            self.notify("A turn is running: Esc cancels it, then /retry.", severity="warning")
-        elif self.conversation.runtime is None:
-            self.notify("No model is ready yet (F4 opens the models).", severity="warning")
-        else:
-            self.start_turn("", retry=True)
-
-    def on_chat_view_retrying(self, message: Retrying) -> None:
-        from deskmate.app.ui.blocks import Notice, UserBlock
-
-        message.stop()
-        retry = message.retry
-        where = (f" The earlier answer stays in session {retry.kept_in}; this one is "
-                 f"recorded in its branch {retry.branch} (\"retry: …\" in Sessions)."
-                 if retry.branch else "")
-        self.transcript.add(Notice("**Retry:** the last answer is set aside; the model "
-                                   "answers the same prompt again." + where, "info"),
-                            UserBlock(retry.prompt))
-
-    def edit_last(self, area: PromptArea) -> None:
-        """``/edit``: the last prompt back in the input (sent again as a new turn)."""
-        last = next((t for t in reversed(area.sent) if read_command(t.strip()) is None), None)
-        if last is None:
-            self.notify("No prompt to edit yet.", severity="warning")
-            return
-        area.load_text(last)
-        area.move_cursor(area.document.end)
-        area.focus()
-
-    @work(thread=True, exclusive=True, group="model-list", exit_on_error=False)
-    def list_models(self, active: str) -> None:
-        from deskmate.app.services.models import known_models, local_model_files
-
-        lines = []
-        for model in known_models(active):
-            where = "on this machine" if model.path else (
-                f"{model.size_mb:,} MB to download" if model.size_mb else "to download")
-            mark = " **(active)**" if model.active else ""
-            lines.append(f"- `{model.name}`{mark}: {model.description} · {where}")
-        for path in local_model_files(active):
-            mark = " **(active)**" if str(path.resolve()) == active else ""
-            lines.append(f"- `{path}`{mark}: a local file")
-        self.post_message(self.ModelsListed(lines))
-
-    def on_chat_view_models_listed(self, message: ModelsListed) -> None:
-        from deskmate.app.ui.blocks import Notice
-
-        message.stop()
-        app = host(self)
-        loaded = app.model.info.name if app.model is not None else "none"
-        chosen = app.config.model.name or "(none chosen)"
-        self.transcript.add(Notice(f"**Model:** {chosen} · loaded: {loaded}\n\n"
-                                   + "\n".join(message.lines) + "\n\n`/model NAME` or "
-                                   "`/model PATH` makes one the model; F4 opens the models "
-                                   "screen.", "info"))
 
     def cancel(self) -> bool:
         if self.busy and not self._cancel.is_set():
