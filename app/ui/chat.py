@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from deskmate.app.services.mcp_input import PromptCall
     from deskmate.app.store import ResumedSession, SessionDetail
     from deskmate.app.ui.blocks import FeedbackBar
+    from deskmate.app.ui.status_rate import RateRead
     from deskmate.tools.hub.published import PromptSpec
     from deskmate.tools.sandbox import Isolation
 
@@ -206,9 +207,11 @@ class ChatView(ReportsWorkers, Vertical, Compacting, RunsCommands):
         turn set aside first."""
         from deskmate.app.agent.events import ModelDelta
         from deskmate.app.services.retry import set_aside_last_turn
+        from deskmate.app.ui.status_rate import LiveRate, RateRead
 
         pending: list[ModelDelta] = []
         last = 0.0
+        rate = LiveRate()  # tok/s on the status line while the model writes
 
         def flush() -> None:
             if pending:
@@ -235,9 +238,13 @@ class ChatView(ReportsWorkers, Vertical, Compacting, RunsCommands):
                 if isinstance(event, ModelDelta) and (
                         not pending or pending[0].step == event.step):
                     pending.append(event)
-                    if (now := time.monotonic()) - last >= 1 / DELTA_HZ:
+                    now = time.monotonic()
+                    reading = rate.feed(event.step, now)
+                    if reading is not None or now - last >= 1 / DELTA_HZ:
                         last = now
                         flush()
+                    if reading is not None:
+                        self.post_message(RateRead(reading))
                     continue
                 flush()
                 self.post_message(AgentEventPosted(event))
@@ -292,6 +299,11 @@ class ChatView(ReportsWorkers, Vertical, Compacting, RunsCommands):
             self.query_one(ContextMeter).show(used, window)
         if (status := await self.transcript.draw(message.event)) is not None:
             self.set_status(status)
+
+    def on_rate_read(self, message: RateRead) -> None:
+        message.stop()
+        if self.busy and not self._cancel.is_set():  # "cancelling …" stays until the end
+            self.set_status(message.text)
 
     async def on_turn_ended(self, message: TurnEnded) -> None:
         message.stop()
