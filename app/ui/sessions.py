@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -24,6 +23,7 @@ from deskmate.app.ui.dialogs import AskScreen, ConfirmScreen
 from deskmate.app.ui.export_file import export
 from deskmate.app.ui.host import host
 from deskmate.app.ui.messages import SessionResumed
+from deskmate.app.ui.sessions_table import SessionsTable, cells
 from deskmate.app.ui.tables import TableScreen
 from deskmate.app.ui.workers import post_fresh
 
@@ -77,26 +77,22 @@ class SessionsScreen(TableScreen):
             self.deleted = deleted
             super().__init__()
 
+    listed: list[tuple[str, str, str, str, str, str]] = []  # the rows drawn, as read
+
     def compose(self) -> ComposeResult:
         yield Header()
         yield Input(placeholder="Search every session (full text) · Enter searches, empty "
                     "lists all", id="session-query")
         with Horizontal(classes="screen-body"):
-            yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True,
-                            classes="screen-list")
+            yield SessionsTable(id="sessions-table", cursor_type="row", zebra_stripes=True,
+                                classes="screen-list")
             with VerticalScroll(classes="screen-detail"):
                 yield Markdown("", id="session-preview")
         yield Static("", id="sessions-hint", classes="screen-hint")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_column("updated", key="updated")
-        table.add_column("title", key="title", width=26)
-        table.add_column("model", key="model")
-        table.add_column("turns", key="turns")
-        table.add_column("👍/match", key="extra")
-        table.focus()
+        self.query_one(DataTable).focus()
         self.reload()
 
     def on_screen_resume(self) -> None:
@@ -175,7 +171,9 @@ class SessionsScreen(TableScreen):
     # ---------------------------------------------------------------- handlers
 
     def on_sessions_screen_listed(self, message: Listed) -> None:
-        self.refill((sid, [Text(c) for c in cells]) for sid, *cells in message.rows)
+        self.listed = message.rows
+        self.query_one(SessionsTable).fit(self.listed)
+        self.draw_rows()
         count = len(message.rows)
         what = f"{count} session{'s' if count != 1 else ''}"
         self.query_one("#sessions-hint", Static).update(
@@ -183,6 +181,13 @@ class SessionsScreen(TableScreen):
             f"{what} · Enter resumes · / searches · r renames · d deletes · e exports")
         if count == 0:
             self.query_one("#session-preview", Markdown).update("")
+
+    def draw_rows(self) -> None:
+        self.refill((row[0], cells(row)) for row in self.listed)
+
+    def on_sessions_table_resized(self, _: SessionsTable.Resized) -> None:
+        if self.query_one(SessionsTable).fit(self.listed):  # another width: drawn again
+            self.draw_rows()
 
     @on(DataTable.RowHighlighted)
     def highlighted(self, event: DataTable.RowHighlighted) -> None:
