@@ -3,7 +3,8 @@ the real CLI, the tiny llama.cpp model and the SQLite store of an isolated home.
 
 A turn streams; Ctrl-C cancels a long one (recorded as cancelled) and the chat goes on;
 /new starts a second session; Ctrl-D quits with status 0; the next start recalls the
-last prompt with Up (the prompt history the app keeps too).
+last prompt with Up (the prompt history the app keeps too). The context meter after each
+answer, /context, and /compact by hand and by itself near the window.
 """
 
 from __future__ import annotations
@@ -139,3 +140,79 @@ def test_the_terminal_chat_streams_cancels_and_records(env, tiny_model_path):
         term.close()
     newest = list_sessions(db)[0]
     assert [t.user_message for t in get_session(db, newest.id).turns] == ["Hi again."]
+
+
+def test_the_terminal_chat_meters_the_context_and_compacts(env, home, tiny_model_path):
+    """A dim ``ctx used/window`` after each answer; ``/context`` in words; ``/compact``
+    with one turn says there is nothing older, with two it summarises (the compacted
+    session goes on recording); a window the session nears compacts by itself."""
+    from deskmate.app.store.compaction import SUMMARY_HEAD
+
+    term = Terminal(["chat", "-m", str(tiny_model_path), "-t", "0", "--max-tokens", "32"],
+                    env)
+    try:
+        at = term.expect(PROMPT)
+        term.send(b"/context\r")
+        at = term.expect(b"/context\r\n", after=at)  # the line, echoed
+        at = term.expect(b"no model call read this session yet", after=at)
+        at = term.expect(PROMPT, after=at)
+        term.send(b"My cat is called Tom. Say hi.\r")
+        at = term.expect(b"Say hi.\r\n", after=at)
+        at = term.expect(b"ctx ", after=at)  # after the answer: the meter
+        at = term.expect(b"/8.2k", after=at)  # against the model's 8192-token window
+        at = term.expect(PROMPT, after=at)
+        term.send(b"/compact\r")
+        at = term.expect(b"/compact\r\n", after=at)
+        at = term.expect(b"[not compacted: 1 turn(s) so far", after=at)
+        at = term.expect(PROMPT, after=at)
+        term.send(b"What is 2 + 2?\r")
+        at = term.expect(b"2 + 2?\r\n", after=at)
+        at = term.expect(PROMPT, after=at)
+        term.send(b"/compact\r")
+        at = term.expect(b"/compact\r\n", after=at)
+        at = term.expect(b"[compacted: ", after=at)
+        at = term.expect(PROMPT, after=at)
+        term.send(b"/context\r")
+        at = term.expect(b"/context\r\n", after=at)
+        at = term.expect(b"just compacted", after=at)
+        at = term.expect(PROMPT, after=at)
+        term.send(b"Thanks.\r")
+        at = term.expect(b"Thanks.\r\n", after=at)
+        at = term.expect(PROMPT, after=at)
+        term.send(b"/context\r")
+        at = term.expect(b"/context\r\n", after=at)
+        at = term.expect(b"of the 8,192-token window", after=at)
+        at = term.expect(PROMPT, after=at)
+        term.send(b"\x04")
+        assert term.wait() == 0
+    finally:
+        term.close()
+    db = open_db()
+    compacted, full = list_sessions(db)  # newest first: the session goes on compacted
+    assert [t.user_message for t in get_session(db, full.id).turns] == [
+        "My cat is called Tom. Say hi.", "What is 2 + 2?"]
+    messages = get_session(db, compacted.id).messages
+    assert messages[1].content.startswith(SUMMARY_HEAD)
+    assert [m.content for m in messages if m.role == "user"][-2:] == [
+        "What is 2 + 2?", "Thanks."]
+
+    # A window of 256 tokens (a turn here fills about 55): past 80% of it after a few
+    # turns, compacted by itself after the answer.
+    (home / "config.toml").write_text("[model]\ncontext = 256\n")
+    term = Terminal(["chat", "-m", str(tiny_model_path), "-t", "0", "--max-tokens", "32"],
+                    env)
+    try:
+        at = term.expect(PROMPT)
+        for line in (b"Tell me about cats.", b"And dogs?", b"And birds?", b"And fish?",
+                     b"And cows?", b"And bees?"):
+            term.send(line + b"\r")
+            at = term.expect(line + b"\r\n", after=at)
+            at = term.expect(PROMPT, after=at)
+            if b"[compacted: " in term.out:
+                break
+        assert b"nears the model's context window: compacting" in term.out, term.out
+        assert b"[compacted: " in term.out, term.out
+        term.send(b"\x04")
+        assert term.wait() == 0
+    finally:
+        term.close()

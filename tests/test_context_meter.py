@@ -9,7 +9,8 @@ import dataclasses
 import pytest
 from test_ui_support import ask, make_app, ready, scripted, turn_done, wait_for
 
-from deskmate.app.ui.context_meter import ContextMeter, reading, tokens
+from deskmate.app.services.compaction import reading, tokens
+from deskmate.app.ui.context_meter import ContextMeter
 
 
 def test_reading():

@@ -32,6 +32,21 @@ _SUMMARISE = ("You summarise a conversation between a user and an assistant that
               "Write plain sentences, at most 300 words.")
 
 
+def tokens(n: int) -> str:
+    """A token count, short: 950, 3.1k, 8k, 131k."""
+    if n < 1000:
+        return str(n)
+    k = n / 1000
+    return f"{k:.1f}k".replace(".0k", "k") if k < 10 else f"{k:.0f}k"
+
+
+def reading(used: int, window: int) -> tuple[str, bool]:
+    """The meter's text, and whether the session is near the window's end."""
+    if window <= 0:  # a backend that does not say its context size
+        return f"ctx {tokens(used)}", False
+    return f"ctx {tokens(used)}/{tokens(window)}", used >= NEAR_FULL * window
+
+
 class NothingToCompact(ValueError):
     """Too few turns: everything would be kept."""
 

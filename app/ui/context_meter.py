@@ -9,22 +9,9 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from deskmate.app.services.compaction import NEAR_FULL  # the meter warns, then compacts
-
-
-def tokens(n: int) -> str:
-    """A token count, short: 950, 3.1k, 8k, 131k."""
-    if n < 1000:
-        return str(n)
-    k = n / 1000
-    return f"{k:.1f}k".replace(".0k", "k") if k < 10 else f"{k:.0f}k"
-
-
-def reading(used: int, window: int) -> tuple[str, bool]:
-    """The meter's text, and whether the session is near the window's end."""
-    if window <= 0:  # a backend that does not say its context size
-        return f"ctx {tokens(used)}", False
-    return f"ctx {tokens(used)}/{tokens(window)}", used >= NEAR_FULL * window
+# The meter warns from NEAR_FULL on, then the chat compacts; the reading is shared with
+# the terminal chat's (app.cli.repl).
+from deskmate.app.services.compaction import reading
 
 
 class ContextMeter(Static):
