@@ -244,7 +244,7 @@ async def test_a_focused_message_and_its_code_are_copied(home):
         assert prompt_of(app).text == "x" and app.focused is prompt_of(app)
 
 
-async def test_f1_lists_the_commands_attachments_and_copy_keys(home):
+async def test_f1_lists_the_commands_attachments_copy_keys_and_meters(home):
     from textual.widgets import DataTable
 
     from deskmate.app.ui.help import HelpScreen
@@ -254,10 +254,14 @@ async def test_f1_lists_the_commands_attachments_and_copy_keys(home):
         await ask(app, pilot, "/help")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="F1")
         table = app.screen.query_one(DataTable)
-        keys = {str(table.get_row_at(i)[1]) for i in range(table.row_count)}
+        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        keys = {row[1] for row in rows}
         for shown in ("/sessions", "/export [PATH]", "/clear", "/retry", "/edit", "c / k",
-                      "@./file @/abs/file"):
+                      "@./file @/abs/file", "/compact", "up / down", "enter / click",
+                      "▲ / ▼", "tok/s", "ctx used/window", "deskmate chat"):
             assert shown in keys, shown
+        # Per-tool enable/disable, on F3.
+        assert any(row[:2] == ["servers", "o"] and "Tool" in row[2] for row in rows)
 
 
 async def test_a_tool_calls_arguments_and_result_are_copied(home):

@@ -35,7 +35,7 @@ def chat(env: Env, prompt: tuple[str, ...], model: str | None, system: str,
 
     PROMPT is the question; `-` reads it from standard input. With no PROMPT, in a
     terminal: a chat, each answer streamed and the session recorded (Ctrl-C cancels a
-    turn, Ctrl-D quits, /new starts a new session, /exit quits).
+    turn, Ctrl-D quits; /help lists /new, /compact, /context and /exit).
     """
     from deskmate.app.llm import ChatMessage, Delta, Finished, GenerationParams
 

@@ -31,8 +31,17 @@ _UNBOUND = [("prompt", "enter", "Send (during a turn: queued until it ends)", ""
             ("prompt", "@./file @/abs/file", "Attach a local file's text to the message", ""),
             ("message", "c / k", "On a focused message or action (click, shift+tab): "
              "copy it / its code", ""),
+            ("message", "enter / click", "On a code cell or tool call's title: expand it "
+             "(code, output)", ""),
+            ("message", "▲ / ▼", "Under an answer: rate it (finetuning learns "
+             "from it)", ""),
+            ("status line", "tok/s", "The model's speed, live while it writes", ""),
+            ("status line", "ctx used/window", "Context the last model call used; "
+             "from 80% /compact runs by itself", ""),
             ("everywhere", "ctrl+p", "Command palette: every action by name", ""),
-            *(("chat command", c.usage, c.what, "") for c in COMMANDS)]
+            *(("chat command", c.usage, c.what, "") for c in COMMANDS),
+            ("terminal", "deskmate chat", "The chat in the plain terminal: /new /compact "
+             "/context /exit", "")]
 
 
 def key_rows(groups: KeyGroups, keys: KeysConfig) -> list[tuple[str, str, str, str]]:
