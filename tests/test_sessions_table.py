@@ -1,5 +1,6 @@
 """F2's title column: as wide as the terminal allows, a longer title ending in "…"; the
-real app under run_test() at two terminal sizes (140 and 220 columns), resized while the screen is shown."""
+real app under run_test() at two terminal sizes (140 and 220 columns), resized while the
+screen is shown."""
 
 from __future__ import annotations
 
