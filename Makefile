@@ -50,7 +50,7 @@ $(VENV)/.installed-run: pyproject.toml | $(PY)
 # torchvision does not load beside that CPU wheel ("operator torchvision::nms does not
 # exist") and then breaks `import transformers`; nothing of ours needs it, so it goes.
 $(VENV)/.installed-test: pyproject.toml | $(PY)
-	$(PIP) install $(LLAMA_CACHE) -e '.[dev,finetune,search]' torch==2.13.0
+	$(PIP) install $(LLAMA_CACHE) -e '.[dev,finetune,search,plot]' torch==2.13.0
 	$(PIP) install --no-deps $(TINY)
 	$(PY) -c "import torchvision" 2>/dev/null || $(PIP) uninstall -y torchvision
 	touch $@ $(VENV)/.installed-run
