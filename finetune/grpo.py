@@ -55,6 +55,9 @@ TaskT = TypeVar("TaskT")
 RolloutT = TypeVar("RolloutT")
 
 
+ROLLOUT_ENGINES = ("auto", "llamacpp", "policy")  # GRPOConfig.rollout_engine's values
+
+
 @dataclass(frozen=True)
 class GRPOConfig:
     steps: int = 40  # optimizer steps in the run
@@ -81,16 +84,20 @@ class GRPOConfig:
     # observations of ≤ 4,000 characters (~1.2k tokens each) come to about 10k.
     # A call that would pass it ends its rollout as "context_full" (scored, not failed).
     max_seq_len: int = 12288
-    # Who samples the rollouts: "policy" (the trained weights, token by token in torch)
-    # or "llamacpp" (the serving GGUF with this step's adapter: finetune/engine.py).
-    rollout_engine: str = "policy"
+    # Who samples the rollouts. "llamacpp": the serving GGUF with this step's adapter
+    # (finetune/engine.py), at engine speed, the update corrected by truncated
+    # importance sampling; "policy": the trained weights, token by token in torch (exact,
+    # many times slower); "auto": llamacpp whenever the run knows its serving GGUF
+    # (every run of `deskmate finetune` and the Finetune screen does), else policy.
+    rollout_engine: str = "auto"
     # Truncation of the importance weight π_old / π_engine of engine-sampled tokens
     # (TRL's vllm_importance_sampling_cap): bounds the variance a rare token brings.
     is_cap: float = 2.0
 
     def __post_init__(self) -> None:
-        if self.rollout_engine not in ("policy", "llamacpp"):
-            raise ValueError(f"rollout_engine {self.rollout_engine!r}: use policy or llamacpp")
+        if self.rollout_engine not in ROLLOUT_ENGINES:
+            raise ValueError(f"rollout_engine {self.rollout_engine!r}: use "
+                             + ", ".join(ROLLOUT_ENGINES))
         if self.temperature <= 0:
             raise ValueError(f"temperature {self.temperature}: GRPO needs sampling "
                              "(a temperature above 0) for its rollouts to differ")

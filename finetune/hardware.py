@@ -149,7 +149,7 @@ def llamacpp_gb(gguf_bytes: int, arch: Arch, context: int) -> float:
 
 def vram_estimate(arch: Arch = QWEN3_4B, *, rank: int = 16, micro_batch: int = 4,
                   calls: Sequence[Call] | None = None, judge_gb: float = 0.0,
-                  eval_gb: float = 0.0) -> dict[str, float]:
+                  eval_gb: float = 0.0, engine_gb: float = 0.0) -> dict[str, float]:
     """Peak GPU memory in GiB of a run: 4-bit base + LoRA on every projection.
 
     ``calls`` are the (prompt, completion) lengths of model calls as rollouts recorded
@@ -168,9 +168,12 @@ def vram_estimate(arch: Arch = QWEN3_4B, *, rank: int = 16, micro_batch: int = 4
       ``LOGIT_CHUNK_TOKENS`` (finetune/logprobs.py): one chunk at a time in bf16, its
       fp32 copy, the fp32 log-softmax and its gradient (14 bytes an entry);
     - CUDA context and allocator slack: a flat 1 GiB.
-    Beside training the judge (``judge_gb``, a llama.cpp model on the GPU) stays loaded;
-    after it, the held-out eval loads the served model with the adapter (``eval_gb``)
-    once training memory is released. ``total`` is the larger of the two phases.
+    Beside training the judge (``judge_gb``, a llama.cpp model on the GPU) stays loaded.
+    Before each update the rollout engine (``engine_gb``: the served model with the
+    step's adapter, ``finetune/engine.py``) samples beside the idle policy (base, LoRA,
+    AdamW, CUDA context), and is unloaded before the update; after training, the
+    held-out eval loads the served model with the adapter (``eval_gb``) once training
+    memory is released. ``total`` is the largest of the three phases, plus the judge.
     """
     h, n_layer = arch.hidden, arch.layers
     q_out, kv_out = arch.heads * arch.head_dim, arch.kv_heads * arch.head_dim
@@ -193,7 +196,8 @@ def vram_estimate(arch: Arch = QWEN3_4B, *, rank: int = 16, micro_batch: int = 4
     out = {k: round(v / GB, 2) for k, v in parts.items()}
     out["training"] = round(sum(parts.values()) / GB, 2)
     out["judge"], out["heldout_eval"] = judge_gb, eval_gb
-    out["total"] = round(max(out["training"], eval_gb) + judge_gb, 2)
+    out["rollouts"] = round((base + lora + overhead) / GB + engine_gb, 2) if engine_gb else 0.0
+    out["total"] = round(max(out["training"], out["rollouts"], eval_gb) + judge_gb, 2)
     out["longest_call"] = sum(worst[0]) if worst else 0
     out["params_b"] = round((proj_params + embed_params) / 1e9, 2)
     out["lora_params_m"] = round(lora_params / 1e6, 1)
@@ -209,7 +213,7 @@ def trainable_calls(calls: Sequence[Call], config: GRPOConfig) -> list[Call]:
 
 def recommend(gpus: list[Gpu], arch: Arch | None, *, cpu_ok: bool,
               default: GRPOConfig | None = None, calls: Sequence[Call] | None = None,
-              judge_gb: float = 0.0, eval_gb: float = 0.0) -> Plan:
+              judge_gb: float = 0.0, eval_gb: float = 0.0, engine_gb: float = 0.0) -> Plan:
     """Settings for a run of a model shaped ``arch`` on these GPUs (or the CPU).
 
     On a GPU the default micro-batch is halved until the estimate (with the judge and
@@ -226,9 +230,13 @@ def recommend(gpus: list[Gpu], arch: Arch | None, *, cpu_ok: bool,
         calls = trainable_calls(calls, default) if calls else bound_calls(default)
         micro = default.micro_batch
         while True:
-            need = vram_estimate(arch, rank=default.lora_rank, micro_batch=micro, calls=calls,
-                                 judge_gb=judge_gb, eval_gb=eval_gb)["total"]
-            if need <= gpu.free_gb * VRAM_USABLE or micro == 1:
+            parts = vram_estimate(arch, rank=default.lora_rank, micro_batch=micro,
+                                  calls=calls, judge_gb=judge_gb, eval_gb=eval_gb,
+                                  engine_gb=engine_gb)
+            need = parts["total"]
+            # A smaller micro-batch shrinks the update only, not the rollouts or the eval.
+            if (need <= gpu.free_gb * VRAM_USABLE or micro == 1
+                    or parts["training"] < max(parts["rollouts"], eval_gb)):
                 break
             micro //= 2
         if need > gpu.free_gb * VRAM_USABLE:

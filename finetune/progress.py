@@ -56,6 +56,15 @@ class PolicyLoaded(ProgressEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Sampler(ProgressEvent):
+    """Who samples the training rollouts (``GRPOConfig.rollout_engine`` resolved)."""
+
+    kind: ClassVar[str] = "sampler"
+    engine: str  # llamacpp | policy
+    reason: str  # why this one, in words
+
+
+@dataclass(frozen=True, kw_only=True)
 class Resumed(ProgressEvent):
     kind: ClassVar[str] = "resumed"
     step: int  # the last step the checkpoint had finished
@@ -153,8 +162,8 @@ class Text(ProgressEvent):
 
 
 _KINDS: dict[str, type[ProgressEvent]] = {cls.kind: cls for cls in (
-    Tasks, RubricWritten, PolicyLoaded, Resumed, RolloutError, Step, Exported, Heldout, Done,
-    Interrupted, Failed)}
+    Tasks, RubricWritten, PolicyLoaded, Sampler, Resumed, RolloutError, Step, Exported,
+    Heldout, Done, Interrupted, Failed)}
 
 
 def parse_progress(line: str) -> ProgressEvent | None:
@@ -191,6 +200,8 @@ def describe(event: ProgressEvent) -> str:
             return f"{event.train} training tasks, {event.heldout} held out ({event.source})"
         case PolicyLoaded():
             return f"policy {event.base} on {event.device} ({event.backend})"
+        case Sampler():
+            return f"rollouts sampled by {event.reason}"
         case RubricWritten():
             return f"rubric for {event.task}: {event.criteria} criteria"
         case RolloutError():

@@ -1,7 +1,9 @@
 """A tiny run that must learn: SmolLM2-135M from its GGUF, a checks-only rubric, CPU.
 
 The end-to-end test and ``benchmarks/finetune.py`` both run this: the policy is loaded
-from the Q4 GGUF (transformers dequantizes it), asked yes-or-no questions, and rewarded
+from the Q4 GGUF (transformers dequantizes it), asked yes-or-no questions — the
+rollouts sampled by llama.cpp from that GGUF with each step's adapter (the default;
+``rollout_engine="policy"`` samples with the torch policy instead) — and rewarded
 by a deterministic check when its answer says "no" — which the base model rarely does
 (about 1 in 6), so groups have variance and a few steps at a high LoRA learning rate
 move it. Then the adapter is exported to GGUF and loaded by llama.cpp on the Q4 base,
@@ -10,14 +12,13 @@ and the logit shift it causes there is compared with the shift in PyTorch.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deskmate.finetune.grpo import GRPOConfig
 from deskmate.finetune.judge import Judge
-from deskmate.finetune.progress import Emit
+from deskmate.finetune.progress import Emit, ProgressEvent, Sampler
 from deskmate.finetune.rollout import RolloutSettings
 from deskmate.finetune.rubrics import Checks, Rubric
 from deskmate.finetune.tasks import TrainTask
@@ -51,9 +52,17 @@ def tiny_run(gguf: Path, run_dir: Path, config: GRPOConfig = CONFIG,
                                             lora_alpha=config.lora_alpha, seed=config.seed,
                                             max_seq_len=512))
     loaded = time.perf_counter()
+    samplers: list[str] = []
+
+    def sink(event: ProgressEvent) -> None:
+        if isinstance(event, Sampler):
+            samplers.append(event.engine)
+        if emit is not None:
+            emit(event)
+
     result = train(policy, tiny_tasks(), config, Judge(None), run_dir=run_dir,
-                   settings=RolloutSettings.of("eager", config),
-                   emit=emit or (lambda event: None), serving_gguf=gguf)
+                   settings=RolloutSettings.of("eager", config), emit=sink,
+                   serving_gguf=gguf)
     trained = time.perf_counter()
     adapter = export_gguf_adapter(policy.model, run_dir / "adapter.gguf", base_gguf=gguf,
                                   overwrite=True)
@@ -61,6 +70,7 @@ def tiny_run(gguf: Path, run_dir: Path, config: GRPOConfig = CONFIG,
     steps = [line for line in result.history if line.get("event") == "step"]
     return {
         "history": result.history, "adapter": adapter, "correlation": correlation,
+        "sampler": samplers[0],  # who sampled the rollouts: llamacpp | policy
         "reward_first": steps[0]["reward_mean"], "reward_last": steps[-1]["reward_mean"],
         "load_s": loaded - started, "train_s": trained - loaded,
         # steps whose groups all lacked variance trained nothing: not a speed
@@ -72,13 +82,12 @@ def tiny_run(gguf: Path, run_dir: Path, config: GRPOConfig = CONFIG,
 
 
 def cpu_threads() -> int:
-    """Threads for torch: the idle cores. Token-by-token decoding is latency-bound, and
-    on oversubscribed cores OpenMP threads spin waiting for each other (measured here:
+    """Threads for torch: the idle cores, as the rollout engine counts them. On
+    oversubscribed cores OpenMP threads spin waiting for each other too (measured here:
     0.4 s/token with one thread, 1.1 s with two, under a load of 10 on 2 cores)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
-        os.cpu_count() or 1)
-    idle = cores - os.getloadavg()[0] + 1
-    return max(1, min(cores, int(idle)))
+    from deskmate.finetune.engine import idle_threads
+
+    return idle_threads()
 
 
 def _mean(values: list[float]) -> float:

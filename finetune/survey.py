@@ -73,10 +73,12 @@ def survey(model_name: str | None, tools: int) -> Survey:
 
 def plan_for(gpus: list[Gpu], serving: Path, *, db_calls: bool, base: str = "") -> Plan:
     """The plan for training ``serving``'s model here, the judge (the serving model, on
-    the GPU) and the held-out eval counted; with ``db_calls`` the call lengths come from
-    the recorded sessions (else the config's bound). A GPU plan for a ``base`` that is
-    only a GGUF is no plan: it would load as full bf16, not as the 4-bit estimate."""
+    the GPU), the rollout engine and the held-out eval counted; with ``db_calls`` the
+    call lengths come from the recorded sessions (else the config's bound). A GPU plan
+    for a ``base`` that is only a GGUF is no plan: it would load as full bf16, not as the
+    4-bit estimate."""
     from deskmate.finetune import hardware
+    from deskmate.finetune.grpo import GRPOConfig
     from deskmate.finetune.policy import gguf_on_gpu
     from deskmate.finetune.spec import cpu_allowed
 
@@ -84,11 +86,15 @@ def plan_for(gpus: list[Gpu], serving: Path, *, db_calls: bool, base: str = "") 
         return Plan(None, gguf_on_gpu(base))
 
     arch = hardware.arch_of_gguf(serving)
-    llama = (hardware.llamacpp_gb(serving.stat().st_size, arch, hardware.LLAMACPP_CONTEXT)
-             if arch is not None and serving.is_file() else 0.0)
+    llama = engine = 0.0
+    if arch is not None and serving.is_file():
+        size = serving.stat().st_size
+        llama = hardware.llamacpp_gb(size, arch, hardware.LLAMACPP_CONTEXT)
+        # The rollout engine (the default sampler): the served model, at max_seq_len.
+        engine = hardware.llamacpp_gb(size, arch, GRPOConfig().max_seq_len)
     return hardware.recommend(gpus, arch, cpu_ok=cpu_allowed(str(serving)),
                               calls=recorded_calls() if db_calls and gpus else None,
-                              judge_gb=llama, eval_gb=llama)
+                              judge_gb=llama, eval_gb=llama, engine_gb=engine)
 
 
 def recorded_calls(sessions: int = 200) -> list[Call]:

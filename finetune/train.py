@@ -1,7 +1,9 @@
 """The GRPO training loop: ``config.steps`` steps of generate, score, update.
 
-Each step picks ``tasks_per_step`` tasks, lets the policy attempt each ``group_size``
-times through the agent (``generate``), scores every attempt with the task's rubric
+Each step picks ``tasks_per_step`` tasks, lets the model attempt each ``group_size``
+times through the agent (``generate``; sampled by llama.cpp from the serving GGUF with
+the step's adapter, ``finetune/engine.py``, or by the policy itself in torch where no
+GGUF is given), scores every attempt with the task's rubric
 and checks (``score``), keeps the groups whose rewards differ and takes one clipped
 policy-gradient step on the model's own tokens (``update``; all three in
 ``finetune/grpo.py``). Progress goes out as one ``Step`` event per step; a checkpoint
@@ -30,7 +32,7 @@ from deskmate.finetune.grpo import (
     update,
 )
 from deskmate.finetune.judge import Judge, Scored, pass_rates
-from deskmate.finetune.progress import Emit, Resumed, RolloutError, Step
+from deskmate.finetune.progress import Emit, Resumed, RolloutError, Sampler, Step
 from deskmate.finetune.rollout import Rollout, RolloutSettings, rollout_seed
 from deskmate.finetune.tasks import TrainTask
 
@@ -51,9 +53,9 @@ def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge:
     """``config.steps`` GRPO steps on ``tasks``, resuming from ``run_dir``'s checkpoints.
 
     Each rollout runs in ``environment(task)`` (``finetune.environment``; default: no
-    tools); one whose world could not be set up scores 0 and is reported. With
-    ``config.rollout_engine == "llamacpp"`` llama.cpp samples the rollouts from
-    ``serving_gguf`` with the adapter as it stands at each step.
+    tools); one whose world could not be set up scores 0 and is reported. Who samples
+    the rollouts is ``rollout_sampler``'s choice, announced as a ``Sampler`` event: by
+    default llama.cpp, from ``serving_gguf`` with the adapter as it stands at each step.
     """
     import torch
 
@@ -61,12 +63,12 @@ def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge:
     from deskmate.finetune.policy import PolicyChatModel
 
     environment = environment or no_tools
+    sampler = rollout_sampler(config, serving_gguf)
+    emit(sampler)
     engine = None
-    if config.rollout_engine == "llamacpp":
+    if sampler.engine == "llamacpp":
         from deskmate.finetune.engine import LlamaCppEngine
 
-        if not serving_gguf:
-            raise ValueError("rollout_engine llamacpp needs the serving GGUF")
         engine = LlamaCppEngine(policy, serving_gguf)
     chat = engine or PolicyChatModel(policy)
     params = [p for p in policy.model.parameters() if p.requires_grad]
@@ -87,6 +89,10 @@ def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge:
         if engine is not None:  # the adapter as it stands, as the user will serve it
             from deskmate.finetune.export import export_gguf_adapter
 
+            if policy.device == "cuda":
+                # The last update's activations sit in torch's cache, where llama.cpp
+                # (loading the engine on the same GPU) cannot have them.
+                torch.cuda.empty_cache()
             engine.load_adapter(export_gguf_adapter(
                 policy.model, run_dir / "engine" / "adapter.gguf", base_gguf=engine.gguf,
                 overwrite=True))
@@ -101,6 +107,10 @@ def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge:
 
         # generate
         groups = generate(chosen, rollout, config, step)
+        if engine is not None:
+            # Unloaded until the next step (which loads the new adapter anyway): on a GPU
+            # its weights and KV cache would otherwise sit beside the update's activations.
+            engine.close()
         t1 = time.perf_counter()
         # score
         scored: list[list[Scored]] = []  # filled group by group, for the pass rates
@@ -144,6 +154,23 @@ def train(policy: Policy, tasks: Sequence[TrainTask], config: GRPOConfig, judge:
     if engine is not None:
         engine.close()
     return TrainResult(state.history, state.step)
+
+
+def rollout_sampler(config: GRPOConfig, serving_gguf: str | Path = "") -> Sampler:
+    """Who samples the rollouts: ``config.rollout_engine``, "auto" resolved to llama.cpp
+    when the serving GGUF is known, else to the trained weights in torch."""
+    engine = config.rollout_engine
+    if engine == "auto":
+        engine = "llamacpp" if serving_gguf else "policy"
+    if engine == "policy":
+        why = ("no serving GGUF was given" if config.rollout_engine == "auto"
+               else "rollout_engine = policy")
+        return Sampler(engine="policy", reason=f"the trained weights in torch, token by "
+                       f"token ({why}; many times slower than llama.cpp)")
+    if not serving_gguf:
+        raise ValueError("rollout_engine llamacpp needs the serving GGUF")
+    return Sampler(engine="llamacpp", reason=f"llama.cpp on {Path(serving_gguf).name} "
+                   "with each step's adapter (importance-corrected to the trained weights)")
 
 
 def loss_logprobs(policy: Policy, config: GRPOConfig) -> tuple[LogprobFn, LogprobFn]:

@@ -185,3 +185,10 @@ def test_the_cli_applies_the_hardware_plan_as_the_screen_does(home, tiny_model_p
     grpo = json.loads(spec.read_text())["grpo"]
     # The CPU plan's short rollouts, and what the user typed over it.
     assert grpo == {**CPU_SETTINGS, "steps": 3, "seed": 0}
+    # The sampler: GRPOConfig's auto (llama.cpp on the serving GGUF) unless chosen.
+    spec.parent.rename(spec.parent.with_name("run-old"))
+    result = CliRunner().invoke(main, ["finetune", "--model", str(tiny_model_path),
+                                       "--device", "cpu", "--rollout-engine", "policy"])
+    assert result.exit_code == 0, result.output
+    [spec] = [p for p in home.rglob("run-*/spec.json") if p.parent.name != "run-old"]
+    assert json.loads(spec.read_text())["grpo"]["rollout_engine"] == "policy"

@@ -1,7 +1,9 @@
 """End to end on the CPU: SmolLM2-135M from its GGUF into the policy, a few GRPO steps
-on a task set it can learn (a deterministic check: the answer says "no"), the mean
-reward rising with a fixed seed, the adapter exported to GGUF, loaded by llama.cpp on
-the Q4 base, and shifting its logits the way it shifts PyTorch's."""
+on a task set it can learn (a deterministic check: the answer says "no") with the
+rollouts sampled by the default sampler (llama.cpp on the GGUF with each step's
+adapter, importance-corrected), the mean reward rising with a fixed seed, the adapter
+exported to GGUF, loaded by llama.cpp on the Q4 base, and shifting its logits the way
+it shifts PyTorch's."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ def test_tiny_run_learns_exports_and_is_served(tiny_model_path, tmp_path):
     from deskmate.finetune.smoke import CONFIG, PROMPTS, tiny_run
 
     out = tiny_run(tiny_model_path, tmp_path)
+    assert out["sampler"] == "llamacpp"  # the default wherever the serving GGUF is known
+    assert (tmp_path / "engine" / "adapter.gguf").is_file()  # each step's adapter
     steps = [line for line in out["history"] if line["event"] == "step"]
     assert [s["step"] for s in steps] == list(range(1, CONFIG.steps + 1))
     assert out["reward_last"] > out["reward_first"], steps

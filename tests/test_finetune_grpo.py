@@ -3,6 +3,7 @@ model whose log-probabilities are a real differentiable function."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -250,3 +251,24 @@ def test_samples_with_their_own_logprobs_update_as_without():
     stats = update(off, halved.logprobs, list(halved.parameters()),
                    torch.optim.SGD(halved.parameters(), lr=0.5), GRPOConfig(max_grad_norm=100.0))
     assert stats.loss == pytest.approx(-1.5 / 7 / 2)
+
+
+def test_the_engine_samples_wherever_the_serving_gguf_is_known():
+    from deskmate.finetune.progress import describe, parse_progress
+    from deskmate.finetune.train import rollout_sampler
+
+    assert GRPOConfig().rollout_engine == "auto"
+    engine = rollout_sampler(GRPOConfig(), "/models/served.gguf")
+    assert engine.engine == "llamacpp" and "served.gguf" in engine.reason
+    # No GGUF (a library caller that passes none): the torch loop, and the log says why.
+    fallback = rollout_sampler(GRPOConfig())
+    assert fallback.engine == "policy" and "no serving GGUF" in fallback.reason
+    chosen = rollout_sampler(GRPOConfig(rollout_engine="policy"), "/models/served.gguf")
+    assert chosen.engine == "policy" and "rollout_engine = policy" in chosen.reason
+    with pytest.raises(ValueError, match="serving GGUF"):
+        rollout_sampler(GRPOConfig(rollout_engine="llamacpp"))
+    with pytest.raises(ValueError, match="auto, llamacpp, policy"):
+        GRPOConfig(rollout_engine="vllm")
+    # On the wire and in the log (the CLI's text, the Finetune screen's log line).
+    assert parse_progress(json.dumps(engine.to_json())) == engine
+    assert describe(fallback).startswith("rollouts sampled by the trained weights in torch")

@@ -80,6 +80,13 @@ def test_vram_estimate_is_the_sum_of_parts_computed_from_the_calls():
     # The judge stays on the GPU through training; the held-out eval comes after it.
     assert parts["total"] == pytest.approx(max(parts["training"], 3.0) + 2.0, abs=0.01)
     assert vram_estimate(QWEN3_4B, micro_batch=2, calls=calls, eval_gb=30.0)["total"] == 30.0
+    # The rollout engine samples beside the idle policy (no activations), not beside the
+    # update: a phase of its own, which a smaller micro-batch does not shrink.
+    idle = parts["base_4bit"] + parts["lora_and_adam"] + parts["cuda_overhead"]
+    sampled = vram_estimate(QWEN3_4B, micro_batch=2, calls=calls, engine_gb=20.0)
+    assert sampled["rollouts"] == pytest.approx(idle + 20.0, abs=0.02)
+    assert sampled["total"] == sampled["rollouts"]
+    assert parts["rollouts"] == 0.0  # no engine counted
     # Memory grows with the micro-batch: the knob the recommendation turns.
     assert vram_estimate(QWEN3_4B, micro_batch=1, calls=calls)["total"] < \
         vram_estimate(QWEN3_4B, micro_batch=2, calls=calls)["total"]
@@ -118,6 +125,10 @@ def test_recommendations():
     judged = recommend([Gpu("RTX 3060", 12.0, 11.0)], QWEN3_4B, cpu_ok=False, calls=calls,
                        judge_gb=2.0, eval_gb=2.0)
     assert judged.grpo == {"micro_batch": 1}
+    # When the rollout engine's phase is the largest, halving the micro-batch is no help.
+    engine_bound = recommend([Gpu("RTX 4090", 24.0, 23.0)], QWEN3_4B, cpu_ok=False,
+                             calls=calls, engine_gb=30.0)
+    assert engine_bound.device is None and engine_bound.grpo == {}
     small = recommend([Gpu("GTX 1650", 4.0, 3.8)], QWEN3_4B, cpu_ok=False)
     assert small.device is None and "3.8 GB free" in small.reason
     # The largest card decides.
@@ -158,10 +169,15 @@ def test_the_plan_reads_call_lengths_from_recorded_sessions(home, tiny_model_pat
     plan = plan_for(gpu, tiny_model_path, db_calls=True)
     arch = arch_of_gguf(tiny_model_path)
     judge = llamacpp_gb(tiny_model_path.stat().st_size, arch, LLAMACPP_CONTEXT)
+    # The rollout engine: the served model at the longest call a rollout may make.
+    engine = llamacpp_gb(tiny_model_path.stat().st_size, arch, GRPOConfig().max_seq_len)
+    assert engine > judge
     assert plan.vram_gb == vram_estimate(arch, calls=[(1500, 120), (2600, 300)],
-                                         judge_gb=judge, eval_gb=judge)["total"]
+                                         judge_gb=judge, eval_gb=judge,
+                                         engine_gb=engine)["total"]
     assert plan_for(gpu, tiny_model_path, db_calls=False).vram_gb == vram_estimate(
-        arch, calls=bound_calls(GRPOConfig()), judge_gb=judge, eval_gb=judge)["total"]
+        arch, calls=bound_calls(GRPOConfig()), judge_gb=judge, eval_gb=judge,
+        engine_gb=engine)["total"]
     # A model with only a GGUF gets no GPU plan (it would train as full bf16).
     gguf_only = plan_for(gpu, tiny_model_path, db_calls=False, base=str(tiny_model_path))
     assert gguf_only.device is None and "Hugging Face checkpoint" in gguf_only.reason

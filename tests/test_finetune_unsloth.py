@@ -129,3 +129,39 @@ def test_an_fp16_gpu_trains_fp32_lora_with_a_loss_scaler(tiny_model_path, monkey
     assert fp16.model.get_base_model().dtype == torch.float16
     # GradScaler unscales fp32 gradients only: the LoRA weights are fp32.
     assert {p.dtype for p in fp16.model.parameters() if p.requires_grad} == {torch.float32}
+
+
+def test_a_training_step_samples_with_the_engine_by_default(unsloth, tiny_model_path,
+                                                             tmp_path):
+    """The default sampler on the CUDA path: llama.cpp with the adapter exported from the
+    Unsloth model at the step, its log-probs weighting the update; the model is back in
+    training mode (checkpointing on) for the update and after it."""
+    import torch
+
+    from deskmate.finetune.judge import Judge
+    from deskmate.finetune.progress import Sampler, Step
+    from deskmate.finetune.rollout import RolloutSettings
+    from deskmate.finetune.smoke import CONFIG, tiny_tasks
+    from deskmate.finetune.train import train
+
+    policy, _ = unsloth
+    config = dataclasses.replace(CONFIG, steps=1, checkpoint_every=100)
+    assert config.rollout_engine == "auto"
+    params = [p for p in policy.model.parameters() if p.requires_grad]
+    before = [p.detach().clone() for p in params]
+    events = []
+    try:
+        train(policy, tiny_tasks(), config, Judge(None), run_dir=tmp_path,
+              settings=RolloutSettings.of("eager", config), emit=events.append,
+              serving_gguf=tiny_model_path)
+        changed = any(not torch.equal(a, b) for a, b in zip(before, params, strict=True))
+    finally:
+        with torch.no_grad():
+            for p, b in zip(params, before, strict=True):
+                p.copy_(b)
+    sampler = next(e for e in events if isinstance(e, Sampler))
+    assert sampler.engine == "llamacpp" and tiny_model_path.name in sampler.reason
+    assert (tmp_path / "engine" / "adapter.gguf").is_file()  # exported for the engine
+    step = next(e for e in events if isinstance(e, Step))
+    assert step.tokens_generated > 0 and step.tokens_trained > 0 and changed
+    assert policy.model.training and checkpointing_on(policy.model)

@@ -42,13 +42,22 @@ if TYPE_CHECKING:
               help="An edited rubrics.toml (from an earlier run's folder) to use.")
 @click.option("--lr", type=float, default=None, help="Learning rate (default 2e-5).")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--rollout-engine", type=click.Choice(["auto", "llamacpp", "policy"]),
+              default="auto", show_default=True,
+              help="Who samples the rollouts: llamacpp (the GGUF you serve, with each "
+                   "step's adapter, on llama.cpp's GPU build where installed; the update "
+                   "corrects the difference by importance sampling), or policy (the "
+                   "trained weights in torch, token by token: exact but many times "
+                   "slower). auto is llamacpp whenever the serving GGUF is known, which "
+                   "it is for every model deskmate serves.")
 @click.option("--resume", "resume", type=int, help="Continue run RUN from its last checkpoint.")
 @click.option("--json-progress", is_flag=True, help="Print progress as JSON lines.")
 @unisolated_option
 @click.pass_context
 def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_step: int,
              judge: str, device: str, model: str | None, rubrics: Path | None,
-             lr: float | None, seed: int, resume: int | None, json_progress: bool,
+             lr: float | None, seed: int, rollout_engine: str, resume: int | None,
+             json_progress: bool,
              allow_unisolated: bool) -> None:
     """Improve the model from your sessions: GRPO on LoRA, scored by rubrics.
 
@@ -56,8 +65,10 @@ def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_
     every attempt with a judge model and the task's checks, and trains a LoRA adapter
     for the model you serve; tool calls that could change anything are replayed from
     your sessions or refused. Ends with a before/after evaluation on held-out tasks;
-    `deskmate finetune use RUN` then switches the app to the adapter. Needs an NVIDIA
-    GPU, except for tiny models (`--model tiny --device cpu`).
+    `deskmate finetune use RUN` then switches the app to the adapter. Rollouts are
+    sampled by llama.cpp from the GGUF you serve, with the adapter as it stands at each
+    step (see --rollout-engine). Needs an NVIDIA GPU, except for tiny models
+    (`--model tiny --device cpu`).
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -80,7 +91,9 @@ def finetune(ctx: click.Context, source: str, steps: int, group: int, tasks_per_
         serving, train_base = _models(env, model)
         _check_extras(device)  # before start_run: a run that cannot start leaves no row
         grpo = {"steps": steps, "group_size": group, "tasks_per_step": tasks_per_step,
-                "seed": seed, **({"learning_rate": lr} if lr is not None else {})}
+                "seed": seed, **({"learning_rate": lr} if lr is not None else {}),
+                # auto is GRPOConfig's default (the spec stays as the screen writes it)
+                **({"rollout_engine": rollout_engine} if rollout_engine != "auto" else {})}
         # The hardware plan (as the Finetune screen applies it), under what was typed.
         typed = {k for k, name in (("steps", "steps"), ("group_size", "group"),
                                    ("tasks_per_step", "tasks_per_step"))
