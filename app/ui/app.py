@@ -1,7 +1,8 @@
 """``DeskmateApp``: screens, key bindings, the model, the MCP hub and the agent.
 
-Once the first frame is on screen, two workers run side by side (load the model,
-connect the MCP servers); when both are done a third builds the agent. Starting them
+Once the first frame is on screen, two workers run side by side (load the model, in
+``model_workers`` with the others that choose and download one; connect the MCP
+servers); when both are done a third builds the agent. Starting them
 only then keeps their imports (llama_cpp, the MCP SDK) from holding up the first paint.
 Workers write nothing onto the app: each posts a typed message carrying what it made
 (``ModelReady(model)``, ``HubStarted(hub)``, ``AgentReady(built)``) and the handler takes
@@ -22,14 +23,12 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.worker import Worker, get_current_worker
 
 from deskmate.app.config import Config, update_config
-from deskmate.app.llm import ChatModel, ModelError, NoModelConfigured, open_model
-from deskmate.app.services import models as model_ops
+from deskmate.app.llm import ChatModel, open_model
 from deskmate.app.services.conversation import Conversation
 from deskmate.app.ui.approval import ApprovalScreen, UiApprover
 from deskmate.app.ui.asking import QuestionAsked, UiAsker
@@ -46,7 +45,7 @@ from deskmate.app.ui.messages import (
     ServerRestarted,
     SessionResumed,
 )
-from deskmate.app.ui.model_workers import ModelWorkers
+from deskmate.app.ui.model_workers import ModelFactory, ModelWorkers
 from deskmate.app.ui.workers import report_worker
 from deskmate.tools.hub.status import not_ready
 
@@ -59,7 +58,6 @@ if TYPE_CHECKING:
     from deskmate.tools.policy import Decision
     from deskmate.tools.sandbox.gate import CellDecision
 
-ModelFactory = Callable[[Config, str | None], ChatModel]
 _UNTIL_MODEL = "-until-model"  # chat cards about the missing model, dropped when one loads
 
 
@@ -184,18 +182,6 @@ class DeskmateApp(ModelWorkers, App[None]):
         for view in self.chat_screen.query(ChatView):
             view.set_status(text)
 
-    @work(thread=True, exclusive=True, group="model", exit_on_error=False)
-    def load_model(self, spec: str | None) -> None:
-        try:
-            model = self.model_factory(self.config, spec)
-        except NoModelConfigured as exc:
-            self.post_message(ModelFailed(str(exc), first_run=True))
-            return
-        except ModelError as exc:
-            self.post_message(ModelFailed(str(exc)))
-            return
-        self.post_message(ModelReady(model, spec))
-
     @work(thread=True, exclusive=True, group="hub", exit_on_error=False)
     def start_hub(self, old: Hub | None = None) -> None:
         """Close ``old``, the hub this one replaces, and start the configured servers."""
@@ -299,34 +285,6 @@ class DeskmateApp(ModelWorkers, App[None]):
     def on_chat_view_switch_model(self, message: ChatView.SwitchModel) -> None:
         self.chat.set_status(f"choosing {message.spec} …")
         self.choose_model(message.spec)
-
-    class ModelPicked(Message):
-        """``/model SPEC`` was written to the config."""
-
-        def __init__(self, chosen: model_ops.ModelChosen) -> None:
-            self.chosen = chosen
-            super().__init__()
-
-    @work(thread=True, exclusive=True, group="use-model", exit_on_error=False)
-    def choose_model(self, spec: str) -> None:
-        """``/model SPEC``: make it the configured model, as F4 does (it lasts)."""
-        try:
-            chosen = model_ops.use_model(spec, self.config_path)
-        except ModelError as exc:
-            self.post_message(ModelFailed(str(exc)))
-            return
-        self.post_message(self.ModelPicked(chosen))
-
-    def on_deskmate_app_model_picked(self, message: ModelPicked) -> None:
-        chosen = message.chosen
-        note = f"active model: {chosen.value}"
-        if chosen.downloaded:
-            self.post_message(ConfigChanged(chosen.config, note, reload_model=True))
-            return
-        # Not on this machine yet: download it, then use it (as the first-run dialog does).
-        self.post_message(ConfigChanged(chosen.config, f"{note} (downloading it first)"))
-        self._set_status(f"downloading {chosen.value} … (F4 shows the progress)")
-        self.download_model(chosen.value, use_after=True)
 
     def on_chat_view_help_requested(self, _: ChatView.HelpRequested) -> None:
         self.action_help()

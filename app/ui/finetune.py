@@ -6,14 +6,13 @@ the screen starts it in a thread worker that parses its lines
 (``finetune.progress.parse_progress``) and posts each event as a ``Progress``; the
 screen draws what arrives. Stopping sends it Ctrl+C, so it saves a checkpoint-resumable
 "interrupted" state; quitting the app stops it the same way. What is drawn of a run is
-in ``finetune_view``; the survey of the machine is ``finetune.survey``, serving an
-adapter ``app.services.adapters`` (the CLI's ``finetune use`` too).
+in ``finetune_view``; installing the extras and deleting a run in ``finetune_upkeep``;
+the survey of the machine is ``finetune.survey``, serving an adapter
+``app.services.adapters`` (the CLI's ``finetune use`` too).
 """
 
 from __future__ import annotations
 
-import importlib
-import shlex
 import signal
 import subprocess
 from pathlib import Path
@@ -40,10 +39,9 @@ from textual.widgets import (
 from textual.worker import Worker, WorkerState
 
 from deskmate.app.store.export import when
-from deskmate.app.ui.dialogs import ConfirmScreen
+from deskmate.app.ui.finetune_upkeep import FinetuneUpkeep
 from deskmate.app.ui.finetune_view import RunView, log_line
 from deskmate.app.ui.messages import ConfigChanged
-from deskmate.app.ui.tables import TableScreen
 from deskmate.app.ui.workers import post_fresh
 from deskmate.finetune.hardware import describe as describe_plan
 from deskmate.finetune.progress import Heldout, ProgressEvent, Step, describe, score
@@ -56,7 +54,7 @@ if TYPE_CHECKING:
 STOP_GRACE_S = 20.0  # how long a stopped run may take to write its checkpoint state
 
 
-class FinetuneScreen(TableScreen):
+class FinetuneScreen(FinetuneUpkeep):
     """Finetuning runs: start, follow, compare, serve.
 
     | Key | Action |
@@ -77,18 +75,6 @@ class FinetuneScreen(TableScreen):
         Binding("i", "install_extras", "Install extras", id="finetune_install"),
         Binding("d", "delete_run", "Delete", id="finetune_delete"),
     ]
-
-    class InstallOutput(Message):
-        """A line pip printed while installing the extras."""
-
-        def __init__(self, line: str) -> None:
-            self.line = line
-            super().__init__()
-
-    class Installed(Message):
-        def __init__(self, code: int) -> None:
-            self.code = code
-            super().__init__()
 
     class Surveyed(Message):
         """What this machine can train, and the runs so far."""
@@ -229,28 +215,6 @@ class FinetuneScreen(TableScreen):
 
         code = follow(run_dir, line, on_start=started, merge_stderr=True)
         self.post_message(self.Ended(run_id, code))
-
-    @work(thread=True, exclusive=True, group="finetune-install", exit_on_error=False)
-    def install(self, command: str) -> None:
-        """Run the extras' pip command, its output into the log as it comes."""
-        try:
-            child = subprocess.Popen(shlex.split(command), stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True, bufsize=1)
-        except OSError as exc:
-            raise ValueError(f"could not run {command}: {exc}") from exc
-        assert child.stdout is not None
-        for raw in child.stdout:
-            self.post_message(self.InstallOutput(raw.rstrip("\n")))
-        self.post_message(self.Installed(child.wait()))
-
-    @work(thread=True, exclusive=True, group="finetune-delete", exit_on_error=False)
-    def delete(self, run_id: int) -> None:
-        from deskmate.app.services.finetune_runs import delete_run
-
-        deleted = delete_run(run_id, self._app().config)
-        self.app.call_from_thread(self.notify, f"deleted run {run_id}" + (
-            f" and {deleted.folder}" if deleted.folder else ""))
-        self.survey_machine()
 
     @work(thread=True, group="finetune-use", exit_on_error=False)
     def serve(self, run_id: int) -> None:
@@ -407,53 +371,6 @@ class FinetuneScreen(TableScreen):
                     and (self.live is None or self.live.run_id != record.run_id))
 
     # ---------------------------------------------------------------- actions
-
-    def action_delete_run(self) -> None:
-        if not self.selected:
-            return
-        run_id = int(self.selected)
-        if self.live is not None and self.live.run_id == run_id:
-            self.notify("This run is going: x stops it first.", severity="warning")
-            return
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self.delete(run_id)
-
-        self.app.push_screen(ConfirmScreen(
-            f"Delete run {run_id}: its folder (checkpoints, adapter, log) and its record?",
-            yes="Delete"), confirmed)
-
-    def action_install_extras(self) -> None:
-        extras = self.survey.extras if self.survey is not None else None
-        if extras is None:
-            return
-        if extras.ok:
-            self.notify("The training libraries are installed.")
-            return
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self.query_one("#finetune-log", Log).write_line(f"$ {extras.command}")
-                self.notify("installing the finetune extra … (the log below follows it)")
-                self.install(extras.command)
-
-        self.app.push_screen(ConfirmScreen(
-            f"Install {', '.join(extras.missing)} (the finetune extra) into this "
-            f"environment? It downloads several GB.\n\n{extras.command}", yes="Install"),
-            confirmed)
-
-    def on_finetune_screen_install_output(self, message: InstallOutput) -> None:
-        self.query_one("#finetune-log", Log).write_line(message.line)
-
-    def on_finetune_screen_installed(self, message: Installed) -> None:
-        importlib.invalidate_caches()  # find_spec must see what pip just put there
-        if message.code == 0:
-            self.notify("finetune extra installed", title="Installed")
-        else:
-            self.notify(f"pip exited with status {message.code}: the log says why",
-                        title="Install extras failed", severity="error", timeout=15)
-        self.survey_machine()
 
     @on(Button.Pressed, "#finetune-start")
     def action_start(self) -> None:

@@ -1,22 +1,37 @@
-"""The app's model workers: choose a model, download one with progress and cancel.
+"""The app's model workers: load the model, choose one (F4, ``/model``), download one with
+progress and cancel.
 
 A mixin of ``DeskmateApp`` so a download keeps going while the user moves between
-screens. The download's worker posts its progress and its end to the app; the app
-handles each once and hands it to the screen that shows downloads (``ShowsDownloads``).
+screens. Loading posts ``ModelReady`` or ``ModelFailed``, which the app takes on (a new
+model means a new agent over the hub). The download's worker posts its progress and
+its end to the app; the app handles each once and hands it to the screen that shows
+downloads (``ShowsDownloads``).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from textual import work
+from textual import on, work
 from textual.app import App
+from textual.message import Message
 
-from deskmate.app.llm.base import ModelError
+from deskmate.app.config import Config
+from deskmate.app.llm import ChatModel, ModelError, NoModelConfigured
 from deskmate.app.services import models as model_ops
-from deskmate.app.ui.messages import ConfigChanged, DownloadFinished, DownloadProgress, Pull
+from deskmate.app.ui.messages import (
+    ConfigChanged,
+    DownloadFinished,
+    DownloadProgress,
+    ModelFailed,
+    ModelReady,
+    Pull,
+)
+
+ModelFactory = Callable[[Config, str | None], ChatModel]
 
 PROGRESS_INTERVAL_S = 0.1  # at most ten progress messages a second
 
@@ -31,9 +46,56 @@ class ShowsDownloads(Protocol):
 
 
 class ModelWorkers(App[None]):
+    config: Config
     config_path: Path | None  # the config file that choosing a model rewrites
+    model_factory: ModelFactory  # opens the model a spec (or the config) names
     pull: Pull | None = None  # the download that c cancels: the latest one started
     download_state: DownloadProgress | None = None  # the latest progress, for new screens
+
+    class ModelPicked(Message):
+        """``/model SPEC`` was written to the config."""
+
+        def __init__(self, chosen: model_ops.ModelChosen) -> None:
+            self.chosen = chosen
+            super().__init__()
+
+    def _set_status(self, text: str) -> None:
+        """The chat's status line (the app draws it)."""
+        raise NotImplementedError
+
+    @work(thread=True, exclusive=True, group="model", exit_on_error=False)
+    def load_model(self, spec: str | None) -> None:
+        try:
+            model = self.model_factory(self.config, spec)
+        except NoModelConfigured as exc:
+            self.post_message(ModelFailed(str(exc), first_run=True))
+            return
+        except ModelError as exc:
+            self.post_message(ModelFailed(str(exc)))
+            return
+        self.post_message(ModelReady(model, spec))
+
+    @work(thread=True, exclusive=True, group="use-model", exit_on_error=False)
+    def choose_model(self, spec: str) -> None:
+        """``/model SPEC``: make it the configured model, as F4 does (it lasts)."""
+        try:
+            chosen = model_ops.use_model(spec, self.config_path)
+        except ModelError as exc:
+            self.post_message(ModelFailed(str(exc)))
+            return
+        self.post_message(self.ModelPicked(chosen))
+
+    @on(ModelPicked)
+    def model_picked(self, message: ModelPicked) -> None:
+        chosen = message.chosen
+        note = f"active model: {chosen.value}"
+        if chosen.downloaded:
+            self.post_message(ConfigChanged(chosen.config, note, reload_model=True))
+            return
+        # Not on this machine yet: download it, then use it (as the first-run dialog does).
+        self.post_message(ConfigChanged(chosen.config, f"{note} (downloading it first)"))
+        self._set_status(f"downloading {chosen.value} … (F4 shows the progress)")
+        self.download_model(chosen.value, use_after=True)
 
     @work(thread=True, exclusive=True, group="use-model", exit_on_error=False)
     def use_model(self, spec: str) -> None:
