@@ -3,16 +3,20 @@
     .venv/bin/python benchmarks/finetune.py
 
 Runs ``finetune.smoke.tiny_run`` (SmolLM2-135M from its Q4 GGUF, GRPO on a checks-only
-task set, adapter exported to GGUF and loaded by llama.cpp) and prints one JSON object
-as its last line: cpu_e2e_s (goal ≤ 300), reward_first / reward_last, step_s (mean),
-rollout_tok_s (the llama.cpp engine, finetune/engine.py) and
-rollout_tok_s_per_token_loop (the policy's own torch loop) on the same group of calls,
-rollout_speedup, the same run with the engine (cpu_e2e_s_engine, reward_*_engine),
-tokens_per_s_train, peak_rss_gb, and vram_estimate_gb_qwen3_4b: the training-phase
-peak for the registry's recommended model (Qwen3-4B) at the default config, with the
-longest calls the defaults allow (``hardware.bound_calls``; recorded sessions give a
-real distribution on the user's machine). No CUDA machine was at hand: the 4B figure is
-computed from the architecture and the lengths (finetune/hardware.py,
+task set, adapter exported to GGUF and loaded by llama.cpp) twice, side by side: with
+the default sampler (the llama.cpp engine, finetune/engine.py: the GGUF with each
+step's adapter, importance-corrected) and with the policy's own torch loop
+(``rollout_engine="policy"``). Then it times both samplers on the same group of calls.
+It prints one JSON object as its last line: cpu_e2e_s (goal ≤ 300), reward_first /
+reward_last and step_s (mean) of the default run; the same of the torch-sampler run
+(``*_per_token_loop``); rollout_tok_s (the engine) and rollout_tok_s_per_token_loop on
+the same group of calls, and rollout_speedup; tokens_per_s_train, peak_rss_gb, and
+vram_estimate_gb_qwen3_4b: the training-phase peak for the registry's recommended model
+(Qwen3-4B) at the default config, with the longest calls the defaults allow
+(``hardware.bound_calls``; recorded sessions give a real distribution on the user's
+machine), and vram_estimate_gb_qwen3_4b_rollouts, the phase where the engine (its Q4_K_M
+GGUF at max_seq_len) samples beside the idle policy. No CUDA machine was at hand: the 4B
+figures are computed from the architecture and the lengths (finetune/hardware.py,
 ``vram_estimate``), not measured; benchmarks/finetune_gpu.sh measures it on a GPU.
 """
 
@@ -63,44 +67,51 @@ def main() -> None:
     from dataclasses import replace
 
     from deskmate.finetune.grpo import GRPOConfig
-    from deskmate.finetune.hardware import bound_calls, vram_estimate
+    from deskmate.finetune.hardware import QWEN3_4B, bound_calls, llamacpp_gb, vram_estimate
     from deskmate.finetune.smoke import CONFIG, tiny_run
     from tests.conftest import _tiny_model_file
 
     gguf = _tiny_model_file()
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="deskmate-bench-ft-") as tmp:
-        result = tiny_run(gguf, Path(tmp), emit=lambda event: print(
-            json.dumps(event.to_json()), flush=True))
-    elapsed = time.perf_counter() - started
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="deskmate-bench-ft-") as tmp:
-        engine = tiny_run(gguf, Path(tmp), replace(CONFIG, rollout_engine="llamacpp"),
-                          emit=lambda event: print(json.dumps(event.to_json()), flush=True))
-    elapsed_engine = time.perf_counter() - started
+    runs, elapsed = {}, {}
+    # The torch loop first, then the default (the engine), as the two halves of one run.
+    for name, config in (("per_token_loop", replace(CONFIG, rollout_engine="policy")),
+                         ("default", CONFIG)):
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="deskmate-bench-ft-") as tmp:
+            runs[name] = tiny_run(gguf, Path(tmp), config, emit=lambda event: print(
+                json.dumps(event.to_json()), flush=True))
+        elapsed[name] = time.perf_counter() - started
     speeds = rollout_speeds(gguf)
     default = GRPOConfig()
+    # Qwen3-4B-Instruct-2507 Q4_K_M (assets/models.toml: 2,500 MB) as the engine serves it.
+    engine_gb = llamacpp_gb(2500 * 1024**2, QWEN3_4B, default.max_seq_len)
     estimate = vram_estimate(rank=default.lora_rank, micro_batch=default.micro_batch,
-                             calls=bound_calls(default))
+                             calls=bound_calls(default), engine_gb=engine_gb)
     print(json.dumps({"vram_estimate_parts_gb": estimate}))
-    steps = [line["step_s"] for line in result["history"] if line.get("event") == "step"]
+
+    def step_s(result: dict) -> float:
+        steps = [line["step_s"] for line in result["history"] if line.get("event") == "step"]
+        return round(sum(steps) / len(steps), 1)
+
+    result, loop = runs["default"], runs["per_token_loop"]
     print(json.dumps({
-        "cpu_e2e_s": round(elapsed, 1),
+        "sampler": result["sampler"],
+        "cpu_e2e_s": round(elapsed["default"], 1),
         "reward_first": result["reward_first"],
         "reward_last": result["reward_last"],
-        "step_s": round(sum(steps) / len(steps), 1),
+        "step_s": step_s(result),
         "rollout_tok_s": speeds["engine"],
         "rollout_tok_s_per_token_loop": speeds["per_token_loop"],
         "rollout_speedup": round(speeds["engine"] / speeds["per_token_loop"], 1),
-        "cpu_e2e_s_engine": round(elapsed_engine, 1),
-        "reward_first_engine": engine["reward_first"],
-        "reward_last_engine": engine["reward_last"],
-        "step_s_engine": round(sum(s["step_s"] for s in engine["history"]
-                                   if s.get("event") == "step") / CONFIG.steps, 1),
+        "cpu_e2e_s_per_token_loop": round(elapsed["per_token_loop"], 1),
+        "reward_first_per_token_loop": loop["reward_first"],
+        "reward_last_per_token_loop": loop["reward_last"],
+        "step_s_per_token_loop": step_s(loop),
         "tokens_per_s_train": result["tokens_per_s_train"],
         "logit_shift_correlation": round(result["correlation"], 3),
         "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2, 2),
         "vram_estimate_gb_qwen3_4b": estimate["training"],
+        "vram_estimate_gb_qwen3_4b_rollouts": estimate["rollouts"],
     }))
 
 
