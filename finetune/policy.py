@@ -42,6 +42,7 @@ from deskmate.app.llm.base import (
     StreamEvent,
     TokenClock,
 )
+from deskmate.app.llm.template_tools import template_input
 from deskmate.finetune._sampling import Reply, sample_token
 
 if TYPE_CHECKING:  # torch, peft and transformers load with the first policy
@@ -134,9 +135,9 @@ class Policy:
         # returns the text.
         template: str = self.tokenizer.chat_template or ""  # pyright: ignore[reportAssignmentType]
         try:
+            chat, schemas = template_input(messages, tools, template)
             return self.tokenizer.apply_chat_template(  # pyright: ignore[reportReturnType]
-                [m.for_template(template) for m in messages],
-                tools=list(tools) or None,
+                chat, tools=schemas,  # pyright: ignore[reportArgumentType]
                 add_generation_prompt=True, tokenize=False)
         except Exception as exc:  # jinja raises many types; all mean "template failed"
             raise ModelError(f"the chat template of {self.name} failed to render these "

@@ -102,6 +102,10 @@ def test_prompt_is_what_llamacpp_renders(policy, tiny_model):
         assert text == tiny_model.render(messages)
         assert text.endswith("<|im_start|>assistant\n")
         assert policy.encode(messages) == tiny_model.tokenize(text)
+    tools = [{"type": "function", "function": {"name": "t__echo", "description": "Echo.",
+                                               "parameters": {"type": "object"}}}]
+    text = policy.render(QUESTION, tools)
+    assert text == tiny_model.render(QUESTION, tools) and '"name": "t__echo"' in text
 
 
 @pytest.mark.slow

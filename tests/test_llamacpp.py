@@ -169,6 +169,24 @@ def test_render_uses_the_gguf_template(tiny_model):
     assert "<|im_start|>user\nhello<|im_end|>" in prompt
 
 
+ADD = {"type": "function", "function": {
+    "name": "calc__add", "description": "Add two numbers.",
+    "parameters": {"type": "object", "properties": {"a": {"type": "number"},
+                                                    "b": {"type": "number"}}}}}
+
+
+def test_tools_reach_a_model_whose_template_drops_them(tiny_model):
+    """SmolLM2's template never reads ``tools``: without the system message's tools
+    section, eager mode would ask it to call tools it was never shown."""
+    messages = [ChatMessage("system", "You solve tasks."), ChatMessage("user", "2+3?")]
+    prompt = tiny_model.render(messages, [ADD])
+    assert prompt.startswith("<|im_start|>system\nYou solve tasks.\n\n# Tools")
+    assert '{"name": "calc__add", "description": "Add two numbers."' in prompt
+    assert "<tool_call>" in prompt and prompt.count("<|im_start|>system") == 1
+    assert tiny_model.render(messages) == tiny_model.render(messages, [])
+    assert "# Tools" not in tiny_model.render(messages)
+
+
 def test_prompt_longer_than_context(tiny_model):
     with pytest.raises(ModelError, match="context"):
         complete(tiny_model, ask("word " * 5000), GREEDY)

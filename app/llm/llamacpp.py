@@ -38,6 +38,7 @@ from deskmate.app.llm.gguf_file import (
     inspect_gguf,
 )
 from deskmate.app.llm.stops import StopMatcher
+from deskmate.app.llm.template_tools import template_input
 from deskmate.app.llm.threads import ThreadTuner
 
 if TYPE_CHECKING:  # llama_cpp loads its shared library on import: only when a model loads
@@ -184,10 +185,10 @@ class LlamaCppModel:
                tools: Sequence[dict[str, Any]] = ()) -> str:
         """The prompt text the chat template makes of ``messages``."""
         try:
-            chat = [m.for_template(self._template) for m in messages]
+            chat, schemas = template_input(messages, tools, self._template)
             # llama_cpp types both as its OpenAI TypedDicts: ours are those JSON shapes as
             # plain dicts, which is what the template reads.
-            result = self._formatter(messages=chat, tools=list(tools) or None)  # pyright: ignore[reportArgumentType]
+            result = self._formatter(messages=chat, tools=schemas)  # pyright: ignore[reportArgumentType]
         except Exception as exc:  # jinja raises many types; all mean "template failed"
             raise ModelError(f"the chat template of {self.info.name} failed to render "
                              f"these messages: {exc}") from exc
