@@ -47,6 +47,24 @@ def describe_tools(tools: Sequence[ToolSpec], width: int = 0) -> str:
     return f"### {len(tools)} tools\n\n```python\n{body}\n```"
 
 
+class SignaturePanel(Markdown):
+    """The selected server's signatures, folded to this panel's width.
+
+    The width changes without the terminal resizing: a scrollbar appears beside a long
+    list and takes two columns. Narrower than the fold, the lines would be cut, so the
+    panel asks for a refold then. Wider is left to the screen's resize: refolding on
+    growth could flip the scrollbar on and off."""
+
+    class Narrowed(Message):
+        pass
+
+    folded_at = 0  # the panel width the shown signatures were folded for
+
+    def on_resize(self) -> None:
+        if 0 < self.size.width < self.folded_at:
+            self.post_message(self.Narrowed())
+
+
 class ServersScreen(TableScreen):
     """Your MCP servers.
 
@@ -112,13 +130,17 @@ class ServersScreen(TableScreen):
             with VerticalScroll(classes="screen-detail"):
                 yield Static("", id="server-status")
                 yield DataTable(id="server-tool-list", cursor_type="row")
-                yield Markdown("", id="server-tools")
+                yield SignaturePanel("", id="server-tools")
                 yield Static("", id="server-stderr")
         yield Static("", id="servers-hint", classes="screen-hint")
         yield Footer()
 
     def on_resize(self) -> None:
         self.show_detail()  # the signatures are folded to the panel's width
+
+    @on(SignaturePanel.Narrowed)
+    def refold(self) -> None:
+        self.show_detail()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -163,7 +185,7 @@ class ServersScreen(TableScreen):
         name = self.selected
         state = self.states().get(name) if name else None
         status = self.query_one("#server-status", Static)
-        tools = self.query_one("#server-tools", Markdown)
+        tools = self.query_one("#server-tools", SignaturePanel)
         cfg = host(self).config.mcp.servers.get(name) if name else None
         self.show_tool_list(cfg, state)
         if name is None:
@@ -187,6 +209,7 @@ class ServersScreen(TableScreen):
             status.update(Content(line + (f"\n{state.error}" if state.error else "")))
         # The code block's frame and padding take a few columns of the panel.
         width = max(20, tools.size.width - 6) if tools.size.width else 0
+        tools.folded_at = tools.size.width
         off = cfg.disabled_tools if cfg else ()
         text = describe_tools([t for t in state.tools if t.name not in off],
                               width) if state else ""
