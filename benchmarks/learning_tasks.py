@@ -83,11 +83,12 @@ def _hint(tool: str, **example: Any) -> str:
 def make_family(seed: int = 0) -> Family:
     """Every task of the family, split by the even/odd rule (``seed`` picks the sums).
 
-    SmolLM2's chat template drops the tool schemas eager mode passes it, so each prompt
+    The tools' schemas reach the model in its system message (SmolLM2's chat template
+    reads no ``tools``: ``app/llm/template_tools.py`` writes them there); each prompt also
     names its one tool with one example call, on values in neither split (Kathmandu,
-    whose offset no city here shares; 12 + 30; hello; example.txt). Choosing the
-    arguments (a city's IANA zone, the numbers, the word, the path) and answering from
-    the result is the task.
+    whose offset no city here shares; 12 + 30; hello; example.txt), because a 135M model
+    does not find the format from the schemas alone. Choosing the arguments (a city's
+    IANA zone, the numbers, the word, the path) and answering from the result is the task.
     """
     rng = random.Random(seed)
     time_hint = _hint("time__get_current_time", timezone="Asia/Kathmandu")
