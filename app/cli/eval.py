@@ -116,8 +116,8 @@ def eval_command(env: Env, suite_path: Path, mode: Literal["code", "eager", "bot
 
 
 def _check_matplotlib() -> None:
-    # The plot extra: optional, so not in the venv `make lint` type-checks with.
+    # The plot extra: optional for users (`make test` installs it), so checked before a run.
     try:
-        import matplotlib  # pyright: ignore[reportMissingImports] # noqa: F401
+        import matplotlib  # noqa: F401
     except ImportError:
         fail("--plot needs matplotlib: pip install 'deskmate[plot]'", EXIT_USAGE)

@@ -103,11 +103,11 @@ def markdown_table(summary: dict[str, Any], label: str = "") -> str:
 def plot(summary: dict[str, Any], path: Path, title: str = "") -> None:
     """A PNG with one bar chart per metric, the modes side by side (needs deskmate[plot];
     ``deskmate eval --plot`` checks for it before the run)."""
-    # The plot extra: optional, so not in the venv `make lint` type-checks with.
-    import matplotlib  # pyright: ignore[reportMissingImports]
+    # The plot extra: optional for users; `make test` installs it.
+    import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # pyright: ignore[reportMissingImports]
+    import matplotlib.pyplot as plt
     modes = list(summary["modes"])
     fig, axes = plt.subplots(1, len(COLUMNS), figsize=(3 * len(COLUMNS), 3.2))
     for ax, (key, label, _) in zip(axes, COLUMNS, strict=True):
