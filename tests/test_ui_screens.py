@@ -553,9 +553,14 @@ async def test_servers_edit_set_a_variable_remove_and_fold_signatures(home):
                        60, "toy to be ready")
         panel = app.screen.query_one("#server-tools")
         await wait_for(pilot, lambda: "def add(" in panel.source, 30, "the signatures")
-        width = panel.size.width
-        code = panel.source.split("```python\n", 1)[1].rsplit("```", 1)[0]
-        assert max(len(line) for line in code.splitlines()) <= width - 6
+
+        def widest() -> int:
+            code = panel.source.split("```python\n", 1)[1].rsplit("```", 1)[0]
+            return max(len(line) for line in code.splitlines())
+
+        # Folded to the panel, refolded when a scrollbar narrows it (a message later).
+        await wait_for(pilot, lambda: widest() <= panel.size.width - 6, 30,
+                       "the signatures folded to the panel")
         await pilot.press("v")
         await type_answer(app, pilot, "GREETING=hello")
         await wait_for(pilot, lambda: "env: GREETING" in str(
