@@ -8,9 +8,13 @@ Four kinds, each answered by one call to one real server and a short answer:
 - ``file``: "What is the code word in <name>.txt?" — filesystem server,
   ``read_text_file`` on a file of a shared workspace; the answer holds the word.
 
-Scoring is deterministic (no judge): half for calling the right tool with the right
-argument (the zone, the numbers, the word, the file), half for an answer that holds the
-right value; a task succeeds at 1.0. Partial credit gives groups reward variance.
+Scoring is deterministic (no judge), the rubric's three criteria as ATLAS weighs them:
+a quarter for calling the right tool (tool appropriateness), a quarter for calling it
+with the right argument — the zone, the numbers, the word, the file — (parameter
+accuracy), half for an answer that holds the right value (task fulfillment); a task
+succeeds at 1.0. Partial credit gives groups reward variance: a base model that rarely
+gets a whole task right still calls the right tool now and then (first full run with
+the call's half undivided: no group varied in the first steps).
 
 The split is fixed by a rule decided before any tuning: within each kind, values with
 an even index train, odd ones are held out — disjoint cities, numbers, words and files.
@@ -25,7 +29,7 @@ import json
 import random
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -57,7 +61,8 @@ FILE_WORDS = ("falcon", "orbit", "walnut", "saffron", "glacier", "tulip", "cobal
               "ember", "jasper", "quartz", "willow", "nectar")
 KEEP_TOOLS = {"time": ("get_current_time",), "everything": ("echo", "get-sum"),
               "filesystem": ("read_text_file",)}
-RIGHT_CALL = RIGHT_ANSWER = 0.5
+RIGHT_TOOL = RIGHT_ARGUMENTS = 0.25
+RIGHT_ANSWER = 0.5
 
 
 @dataclass(frozen=True)
@@ -188,27 +193,31 @@ def environment(hub: Hub, workspace: Path) -> EnvironmentFor:
 
 def score(task: TrainTask, calls: list[tuple[str, str, dict[str, Any]]], answer: str,
           workspace: Path, now: datetime | None = None) -> float:
-    """Half for the right call, half for the right answer (see the module's docstring)."""
+    """The right tool, its right arguments, the right answer (the module's docstring)."""
     m = task.metadata
     kind = m["kind"]
+    tool, good = TOOLS[kind], ARGUMENTS[kind]
+    used = [a for _, t, a in calls if t == tool]
     if kind == "time":
-        called = any(t == "get_current_time" and str(a.get("timezone", "")) == m["zone"]
-                     for _, t, a in calls)
         right = _holds_time(answer, m["zone"], now)
     elif kind == "sum":
-        called = any(t == "get-sum" and _number(a.get("a")) in (m["a"], m["b"])
-                     and _number(a.get("b")) in (m["a"], m["b"]) for _, t, a in calls)
         right = re.search(rf"(?<!\d){m['a'] + m['b']}(?!\d)", answer.replace(",", "")) \
             is not None
-    elif kind == "echo":
-        called = any(t == "echo" and m["word"] in str(a.get("message", "")).casefold()
-                     for _, t, a in calls)
+    else:  # echo, file
         right = m["word"] in answer.casefold()
-    else:  # file
-        called = any(t == "read_text_file" and Path(str(a.get("path", ""))).name == m["file"]
-                     for _, t, a in calls)
-        right = m["word"] in answer.casefold()
-    return RIGHT_CALL * called + RIGHT_ANSWER * right
+    return (RIGHT_TOOL * bool(used) + RIGHT_ARGUMENTS * any(good(m, a) for a in used)
+            + RIGHT_ANSWER * right)
+
+
+TOOLS = {"time": "get_current_time", "sum": "get-sum", "echo": "echo",
+         "file": "read_text_file"}
+ARGUMENTS: dict[str, Callable[[Mapping[str, Any], dict[str, Any]], bool]] = {
+    "time": lambda m, a: str(a.get("timezone", "")) == m["zone"],
+    "sum": lambda m, a: _number(a.get("a")) in (m["a"], m["b"])
+    and _number(a.get("b")) in (m["a"], m["b"]),
+    "echo": lambda m, a: m["word"] in str(a.get("message", "")).casefold(),
+    "file": lambda m, a: Path(str(a.get("path", ""))).name == m["file"],
+}
 
 
 def _number(value: Any) -> float | None:

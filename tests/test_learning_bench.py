@@ -41,7 +41,7 @@ def test_the_split_is_disjoint_and_covers_every_kind():
     assert make_family() == family  # the same tasks every run
 
 
-def test_score_gives_half_for_the_call_and_half_for_the_answer(tmp_path):
+def test_score_weighs_the_tool_its_arguments_and_the_answer(tmp_path):
     family = make_family()
     tokyo = next(t for t in family.train if t.metadata.get("zone") == "Asia/Tokyo")
     now = datetime(2026, 12, 2, 1, 30, tzinfo=ZoneInfo("UTC"))
@@ -50,12 +50,16 @@ def test_score_gives_half_for_the_call_and_half_for_the_answer(tmp_path):
     assert score(tokyo, call, "It is 11:30 in Tokyo.", tmp_path, now) == 0.5
     assert score(tokyo, [], "It is 10:30 in Tokyo.", tmp_path, now) == 0.5
     wrong_zone = [("time", "get_current_time", {"timezone": "Europe/Paris"})]
-    assert score(tokyo, wrong_zone, "no idea", tmp_path, now) == 0.0
+    assert score(tokyo, wrong_zone, "no idea", tmp_path, now) == 0.25  # the right tool
+    assert score(tokyo, wrong_zone + call, "no idea", tmp_path, now) == 0.5
+    other_tool = [("time", "convert_time", {"timezone": "Asia/Tokyo"})]
+    assert score(tokyo, other_tool, "no idea", tmp_path, now) == 0.0
     add = next(t for t in family.heldout if t.metadata["kind"] == "sum")
     a, b = add.metadata["a"], add.metadata["b"]
     assert score(add, [("everything", "get-sum", {"a": a, "b": b})], f"{a + b}", tmp_path) \
         == 1.0
     assert score(add, [], f"{a + b + 1}", tmp_path) == 0.0
+    assert score(add, [("everything", "get-sum", {"a": a, "b": 1})], "", tmp_path) == 0.25
 
 
 @pytest.mark.slow
