@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import webbrowser
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +25,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
-from mcp.shared.auth import OAuthClientMetadata
-from pydantic import AnyUrl
+from mcp.client.auth.utils import (
+    build_oauth_authorization_server_metadata_discovery_urls,
+    issuers_match,
+)
+from mcp.shared.auth import OAuthClientMetadata, OAuthMetadata
+from pydantic import AnyUrl, ValidationError
 
 from deskmate.tools.hub.servers import ServerConfig, ServerConfigError
 from deskmate.tools.hub.tokens import FileTokenStorage, token_file
@@ -104,6 +108,84 @@ class ServerOAuth(OAuthClientProvider):
         if stored is not None and stored.refresh_token:
             self.context.current_tokens = stored
         return await super()._refresh_token()
+
+    async def _auth_flow(
+            self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        """The SDK's flow, with the 2025-03-26 legacy metadata taken as that spec allows.
+
+        With no protected-resource metadata, the SDK fetches authorization server metadata
+        from the MCP server's own origin (``<origin>/.well-known/oauth-authorization-server``,
+        the 2025-03-26 discovery) and requires its ``issuer`` to be exactly that origin
+        (RFC 8414 §3.3). The 2025-03-26 spec asks nothing of the issuer, and servers of that
+        era mount their authorization server under a path (``<origin>/oauth``), so the SDK
+        refuses them. ``_legacy_metadata`` accepts such a document when its issuer is on
+        the same origin the document came from; everything else goes to the SDK unchanged.
+        """
+        flow = super()._auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                if outgoing is not request and self._is_legacy_metadata_request(outgoing):
+                    response = await self._legacy_metadata(response)
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
+    def _is_legacy_metadata_request(self, outgoing: httpx2.Request) -> bool:
+        """The SDK's 2025-03-26 metadata lookup: no PRM named an authorization server."""
+        if self.context.auth_server_url is not None or outgoing.method != "GET":
+            return False
+        legacy = build_oauth_authorization_server_metadata_discovery_urls(
+            None, self.context.server_url)[0]
+        return outgoing.url == httpx2.URL(legacy)
+
+    async def _legacy_metadata(self, response: httpx2.Response) -> httpx2.Response:
+        """The response the SDK's legacy lookup gets.
+
+        A document whose issuer is the server's origin (the SDK accepts it), on another
+        origin (the SDK refuses it: a server may not point us at someone else's
+        authorization server without PRM), or that does not parse, goes to the SDK as it
+        came. One whose issuer is a path on the same origin (scheme, host and port, no
+        query or fragment) is kept here as the flow's metadata, and the SDK is told the
+        lookup found nothing, so it keeps ours. What still holds for it: the document came
+        from the MCP server's own origin, so the issuer speaks for that server; credentials
+        stay bound to that origin (the SDK's legacy binding), and the authorization
+        response's ``iss`` (RFC 9207), state and PKCE are checked against this issuer as
+        for any other.
+        """
+        if response.status_code != 200:
+            return response
+        try:
+            metadata = OAuthMetadata.model_validate_json(await response.aread())
+        except ValidationError:
+            return response
+        issuer = str(metadata.issuer)
+        if issuers_match(issuer, _origin(self.context.server_url)) or not _on_origin(
+                issuer, self.context.server_url):
+            return response
+        self.context.oauth_metadata = metadata
+        return httpx2.Response(404, request=response.request)
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _on_origin(issuer: str, server_url: str) -> bool:
+    """Whether an issuer identifier is a URL on the server's origin (RFC 6454: scheme,
+    host, port), without the query or fragment RFC 8414 §2 forbids."""
+    a, b = urlsplit(issuer), urlsplit(server_url)
+    if a.query or a.fragment or not a.hostname:
+        return False
+    return (a.scheme.lower(), a.hostname, a.port or _DEFAULT_PORTS.get(a.scheme.lower())) == (
+        b.scheme.lower(), b.hostname, b.port or _DEFAULT_PORTS.get(b.scheme.lower()))
 
 
 ServerAuth = SignInProbe | ServerOAuth
