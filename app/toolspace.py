@@ -24,10 +24,12 @@ def oauth_setup():
     return OAuthSetup(mcp_token_dir())
 
 
-def open_hub(config: Config, on_change: Callable | None = None, names=None):
-    """A Hub over the configured servers (or only ``names``); not started yet."""
+def open_hub(config: Config, on_change: Callable | None = None, names=None, sampler=None):
+    """A Hub over the configured servers (or only ``names``); not started yet.
+    ``sampler``: who lets servers use the model (none: sampling is not declared)."""
     from deskmate.tools.hub import Hub
 
     servers = config.mcp.servers
     chosen = [servers[n] for n in names] if names is not None else list(servers.values())
-    return Hub(chosen, mcp_log_dir(), on_change=on_change, oauth=oauth_setup())
+    return Hub(chosen, mcp_log_dir(), on_change=on_change, oauth=oauth_setup(),
+               sampler=sampler)

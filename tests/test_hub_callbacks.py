@@ -65,7 +65,7 @@ def raw(result) -> dict:
 def test_declaring_elicitation_lists_the_tools_that_ask(hub):
     names = {t.name for t in hub.tools()}
     assert {"trigger-elicitation-request", "trigger-url-elicitation"} <= names
-    # Roots are not declared without a `roots` config, nor sampling ever.
+    # Roots are not declared without a `roots` config, nor sampling without a sampler.
     assert "get-roots-list" not in names and "trigger-sampling-request" not in names
 
 

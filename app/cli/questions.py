@@ -1,4 +1,5 @@
-"""``deskmate run``'s answers to a server's questions (MCP elicitation), on the terminal.
+"""``deskmate run``'s answers to a server's questions (MCP elicitation) and requests to
+use the model (MCP sampling: ``TerminalAsker.approve_sampling``), on the terminal.
 
 Used only when standard input is a terminal; otherwise ``run`` has no asker and every
 question is declined. The question and its prompts go to standard error (standard
@@ -21,6 +22,7 @@ from deskmate.tools.hub.elicitation import (
     ElicitRequest,
     check_answer,
 )
+from deskmate.tools.hub.sampling import SampleDecision, SampleRequest, describe
 
 _CANCELLED = ElicitAnswer("cancel", decided_by="policy", reason="the turn was cancelled")
 
@@ -49,6 +51,21 @@ class TerminalAsker:
                     return _CANCELLED
                 content.update(value)
             return ElicitAnswer("accept", content)
+
+    def approve_sampling(self, request: SampleRequest) -> SampleDecision:
+        """``tools.hub.sampling.Approver``: may this server use the local model?"""
+        with self._lock:
+            title, *lines = describe(request)
+            _say(f"\n{click.style(request.server, bold=True)}{title[len(request.server):]}")
+            for line in lines:
+                _say(f"  {line}")
+            choice = self._choose("[y] allow once  [s] allow this server for the session  "
+                                  "[d] decline", "ysd")
+            if choice == "c":  # the turn was cancelled, or input ended
+                return SampleDecision("decline", decided_by="policy",
+                                      reason="the turn was cancelled")
+            return SampleDecision("once" if choice == "y" else "server" if choice == "s"
+                                  else "decline")
 
     def _url(self, request: ElicitRequest) -> ElicitAnswer:
         host = request.host or "an unknown host"

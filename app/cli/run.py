@@ -64,10 +64,13 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
     shown on standard error while that is a terminal."""
     from deskmate.app.agent import events as ev
     from deskmate.app.cli.questions import TerminalAsker
+    from deskmate.app.llm.sampling import ModelGenerate
     from deskmate.app.services.conversation import Conversation
     from deskmate.app.services.mcp_input import InputError
     from deskmate.app.toolspace import mcp_log_dir, oauth_setup
     from deskmate.tools.hub import Hub
+    from deskmate.tools.hub.sampling import Sampler
+    from deskmate.tools.hub.sampling import decline as decline_sampling
     from deskmate.tools.hub.status import not_ready
     from deskmate.tools.sandbox import SandboxError
 
@@ -89,7 +92,10 @@ def run(env: Env, task: tuple[str, ...], model: str | None, mcp_config: Path | N
     if conversation.mode == "code":
         require_isolation("run", allow_unisolated)
     llm = load_model(env, model)
-    hub = Hub(servers, mcp_log_dir(), oauth=oauth_setup()) if servers else None
+    # Servers may use the model with the person's approval; with no one there, declined.
+    sampler = Sampler(asker.approve_sampling if asker else decline_sampling,
+                      ModelGenerate(lambda: llm, lambda: cancel))
+    hub = Hub(servers, mcp_log_dir(), oauth=oauth_setup(), sampler=sampler) if servers else None
     try:
         if hub is not None:
             for state in hub.start():

@@ -29,6 +29,7 @@ from textual.worker import Worker, get_current_worker
 
 from deskmate.app.config import Config, update_config
 from deskmate.app.llm import ChatModel, open_model
+from deskmate.app.llm.sampling import ModelGenerate
 from deskmate.app.services.conversation import Conversation
 from deskmate.app.ui.approval import ApprovalScreen, UiApprover
 from deskmate.app.ui.asking import QuestionAsked, UiAsker
@@ -46,7 +47,9 @@ from deskmate.app.ui.messages import (
     SessionResumed,
 )
 from deskmate.app.ui.model_workers import ModelFactory, ModelWorkers
+from deskmate.app.ui.sampling import SampleAsked, SampleScreen, UiSampleApprover
 from deskmate.app.ui.workers import report_worker
+from deskmate.tools.hub.sampling import Sampler
 from deskmate.tools.hub.status import not_ready
 
 if TYPE_CHECKING:
@@ -136,6 +139,10 @@ class DeskmateApp(ModelWorkers, App[None]):
         self.approver = UiApprover(self.post_message)
         cells = UiCellApprover(self.post_message, lambda: self.approver.cancel)
         self.asker = UiAsker(self.post_message)  # servers' questions during tool calls
+        # Servers' requests to use the model (MCP sampling): approved here, the loaded
+        # model answers; the turn's cancel (kept by the asker) declines or stops it.
+        self.sampler = Sampler(UiSampleApprover(self.post_message, lambda: self.asker.cancel),
+                               ModelGenerate(lambda: self.model, lambda: self.asker.cancel))
         self.conversation = Conversation(config, self.approver, mode=mode, record=record,
                                          cell_approver=cells, asker=self.asker)
         self._approval: ApprovalScreen | CellApprovalScreen | None = None
@@ -191,7 +198,8 @@ class DeskmateApp(ModelWorkers, App[None]):
 
         if old is not None:
             old.close()
-        hub = open_hub(self.config, on_change=lambda state: self.post_message(HubChanged(state)))
+        hub = open_hub(self.config, on_change=lambda state: self.post_message(HubChanged(state)),
+                       sampler=self.sampler)
         states = hub.start()
         if get_current_worker().is_cancelled:  # a newer start replaces this hub
             hub.close()
@@ -328,6 +336,9 @@ class DeskmateApp(ModelWorkers, App[None]):
 
         self.push_screen(ElicitScreen(message.pending))
 
+    def on_sample_asked(self, message: SampleAsked) -> None:
+        self.push_screen(SampleScreen(message.pending))
+
     def on_server_restarted(self, _: ServerRestarted) -> None:
         self.build_agent()
 
@@ -391,6 +402,7 @@ class DeskmateApp(ModelWorkers, App[None]):
             self.notify("A turn is running: Esc cancels it first.", severity="warning")
             return
         self.conversation.new_session()
+        self.sampler.allowed.clear()  # "allow this server" lasts one session
         self.chat.clear()
         self.switch_mode("chat")
         if self.model is not None and self._hub_ready:

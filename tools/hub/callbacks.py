@@ -10,15 +10,19 @@ capability, so ``session_options`` passes only what deskmate really does:
 - roots, only for a server whose config lists ``roots``: some servers (the reference
   filesystem server) replace their own configured folders with the client's roots, so
   declaring roots for every server would silently re-scope it.
-- sampling is not offered.
+- sampling, only when the hub has a ``Sampler`` (a model and someone who approves or
+  declines): the request goes to the sampler on a worker thread, the calls' clocks
+  stop meanwhile (the person deciding, then the local model writing), and a refusal
+  or an unsupported request (images, audio) is an error result that says why.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from deskmate.tools.hub.calls import ActiveCall
 from deskmate.tools.hub.elicitation import (
@@ -29,11 +33,17 @@ from deskmate.tools.hub.elicitation import (
     decline,
     from_params,
 )
+from deskmate.tools.hub.sampling import Sampler, SampleRefused, UnsupportedContent
+from deskmate.tools.hub.sampling import from_params as sample_request
 from deskmate.tools.hub.servers import ServerConfig, expand
 
 if TYPE_CHECKING:
     from mcp import types
     from mcp.client.session import ClientRequestContext
+
+
+_Q = TypeVar("_Q")
+_A = TypeVar("_A")
 
 
 def client_version() -> str:
@@ -48,6 +58,7 @@ class ClientCallbacks:
         self.config = config
         self.asker: Asker = decline  # for questions asked while no call is running
         self.calls: list[ActiveCall] = []  # in flight, oldest first (the hub keeps it)
+        self.sampler: Sampler | None = None  # None: sampling is not declared
 
     def session_options(self) -> dict[str, Any]:
         """Keyword arguments for ``ClientSession``: client info and the callbacks."""
@@ -58,6 +69,8 @@ class ClientCallbacks:
             elicitation_callback=self.elicit)
         if self.config.roots:
             options["list_roots_callback"] = self.list_roots
+        if self.sampler is not None:
+            options["sampling_callback"] = self.sample
         return options
 
     async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams
@@ -79,14 +92,41 @@ class ClientCallbacks:
         """``call``'s asker (else the hub's) answers on a worker thread; the clocks of
         the calls in flight stand still meanwhile."""
         asker = (call.hooks.asker if call is not None else None) or self.asker
+        return await self._paused(asker, request)
+
+    async def _paused(self, answer: Callable[[_Q], _A], request: _Q) -> _A:
+        """``answer(request)`` on a worker thread, the in-flight calls' clocks stopped."""
         paused = list(self.calls)
         for active in paused:
             active.clock.pause()
         try:
-            return await asyncio.to_thread(asker, request)
+            return await asyncio.to_thread(answer, request)
         finally:
             for active in paused:
                 active.clock.resume()
+
+    async def sample(self, context: ClientRequestContext,
+                     params: types.CreateMessageRequestParams
+                     ) -> types.CreateMessageResult | types.ErrorData:
+        from mcp import types
+
+        if self.sampler is None:  # not declared, so not asked; kept for safety
+            return types.ErrorData(code=types.INVALID_REQUEST, message="Sampling not supported")
+        call = self.calls[-1] if self.calls else None
+        try:
+            request = sample_request(self.config.name, params, call.tool if call else "")
+            sample = await self._paused(self.sampler, request)
+        except UnsupportedContent as exc:
+            return types.ErrorData(code=types.INVALID_PARAMS, message=str(exc))
+        except SampleRefused as exc:
+            # -1: the code the MCP spec shows for "User rejected sampling request".
+            return types.ErrorData(code=-1, message=str(exc))
+        except Exception as exc:  # the model failed: the server must not wait forever
+            return types.ErrorData(code=types.INTERNAL_ERROR,
+                                   message=f"the local model could not answer: {exc}")
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text=sample.text),
+            model=sample.model, stop_reason=sample.stop_reason)
 
     def required_links(self, exc: BaseException, tool: str) -> list[ElicitRequest]:
         """The links a call's -32042 error (URL elicitation required) asks the user to

@@ -3,7 +3,8 @@
 A call's timeout measures the server, not the person: ``CallClock`` runs out after
 ``timeout`` seconds without news from the server — each progress notification starts
 it again — and stands still while the server's question (an elicitation) waits for an
-answer. The clock lives on the hub's event loop.
+answer, and while its sampling request is decided and answered. The clock lives on the
+hub's event loop.
 """
 
 from __future__ import annotations

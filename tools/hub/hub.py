@@ -40,6 +40,7 @@ from deskmate.tools.hub.results import (
     from_mcp,
     schema_mismatch,
 )
+from deskmate.tools.hub.sampling import Sampler
 from deskmate.tools.hub.servers import ServerConfig
 
 if TYPE_CHECKING:
@@ -57,13 +58,17 @@ _T = TypeVar("_T")
 class Hub:
     def __init__(self, servers: Iterable[ServerConfig], log_dir: Path,
                  on_change: Callable[[ServerState], None] | None = None,
-                 asker: Asker = decline, oauth: OAuthSetup | None = None) -> None:
+                 asker: Asker = decline, oauth: OAuthSetup | None = None,
+                 sampler: Sampler | None = None) -> None:
         """``asker`` answers the servers' questions asked outside a call with hooks of
-        its own (by default they are declined). ``oauth``: where HTTP/SSE servers' sign-ins
-        are kept (without it, no OAuth), and who may answer a new one."""
+        its own (by default they are declined). ``oauth``: where HTTP/SSE servers'
+        sign-ins are kept (without it, no OAuth), and who may answer a new one.
+        ``sampler``: who lets servers use the model (MCP sampling); without one,
+        sampling is not declared."""
         self._on_change = on_change or (lambda state: None)
         self._oauth = oauth
         self._asker = asker
+        self._sampler = sampler
         # The SDK logs transport errors with tracebacks; we report them in each server's
         # state instead, and must not print over a Textual screen.
         logging.getLogger("mcp").setLevel(logging.CRITICAL)
@@ -80,6 +85,7 @@ class Hub:
         self._conns[cfg.name] = conn = Connection(cfg, log_path, self._on_change,
                                                   oauth=self._oauth)
         conn.callbacks.asker = self._asker
+        conn.callbacks.sampler = self._sampler
 
     def _run(self, coro: Coroutine[Any, Any, _T], timeout: float | None = None) -> _T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
