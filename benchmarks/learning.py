@@ -102,9 +102,11 @@ def train_adapter(gguf: Path, family: Family, env: EnvironmentFor, run_dir: Path
     from deskmate.finetune.train import train
 
     torch.set_num_threads(cpu_threads())
+    # Micro-batch 4: at 8, an update over two groups of ~900-token calls peaked at 20.7 GB
+    # of RAM on the CPU, and the kernel's OOM killer ended the first full run at step 20.
     config = GRPOConfig(steps=args.steps, group_size=args.group,
                         tasks_per_step=args.tasks_per_step, learning_rate=args.lr,
-                        micro_batch=8, temperature=1.0, max_new_tokens=args.max_tokens,
+                        micro_batch=4, temperature=1.0, max_new_tokens=args.max_tokens,
                         max_model_calls=args.max_steps, lora_rank=8, lora_alpha=16,
                         seed=0, checkpoint_every=args.steps, max_seq_len=1536,
                         rollout_engine="llamacpp")
