@@ -63,6 +63,13 @@ class Terminal:
     def send(self, data: bytes) -> None:
         os.write(self.fd, data)
 
+    def say(self, line: bytes, after: int) -> int:
+        """Type ``line`` and Enter; the offset after its echo. Wait for the echo before
+        the prompt that follows the answer: the prompt the line was typed at may come
+        after ``after`` too, and a key sent while the answer streams can be lost."""
+        self.send(line + b"\r")
+        return self.expect(line + b"\r\n", after=after)
+
     def wait(self, timeout: float = 60) -> int:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -97,10 +104,9 @@ def test_the_terminal_chat_streams_cancels_and_records(env, tiny_model_path):
                     env)
     try:
         at = term.expect(PROMPT)
-        term.send(b"Say hello.\r")
+        at = term.say(b"Say hello.", after=at)
         at = term.expect(PROMPT, after=at)  # answered: the prompt is back
-        term.send(b"Write a very long story about a cat and a dog, in many chapters.\r")
-        at = term.expect(b"chapters.\r\n", after=at)  # the line, echoed
+        at = term.say(b"Write a very long story about a cat and a dog, in many chapters.", after=at)
         at = term.more(20, after=at)  # streaming: some of the answer is out
         term.send(b"\x03")
         at = term.expect(b"[cancelling", after=at)
@@ -109,11 +115,7 @@ def test_the_terminal_chat_streams_cancels_and_records(env, tiny_model_path):
         at = term.expect(b"/bogus is not a command here", after=at)
         term.send(b"/new\r")
         at = term.expect(b"[a new session]", after=at)
-        term.send(b"Hi again.\r")
-        # The prompt "Hi again." was typed at may come after "[a new session]": wait for
-        # the line's echo, then the prompt after the answer. Ctrl-D sent while the answer
-        # streams reaches a terminal out of readline's hands and is lost.
-        at = term.expect(b"Hi again.\r\n", after=at)
+        at = term.say(b"Hi again.", after=at)  # the echo, not the prompt it was typed at
         at = term.expect(PROMPT, after=at)
         term.send(b"\x04")  # Ctrl-D
         assert term.wait() == 0
@@ -152,35 +154,27 @@ def test_the_terminal_chat_meters_the_context_and_compacts(env, home, tiny_model
                     env)
     try:
         at = term.expect(PROMPT)
-        term.send(b"/context\r")
-        at = term.expect(b"/context\r\n", after=at)  # the line, echoed
+        at = term.say(b"/context", after=at)
         at = term.expect(b"no model call read this session yet", after=at)
         at = term.expect(PROMPT, after=at)
-        term.send(b"My cat is called Tom. Say hi.\r")
-        at = term.expect(b"Say hi.\r\n", after=at)
+        at = term.say(b"My cat is called Tom. Say hi.", after=at)
         at = term.expect(b"ctx ", after=at)  # after the answer: the meter
         at = term.expect(b"/8.2k", after=at)  # against the model's 8192-token window
         at = term.expect(PROMPT, after=at)
-        term.send(b"/compact\r")
-        at = term.expect(b"/compact\r\n", after=at)
+        at = term.say(b"/compact", after=at)
         at = term.expect(b"[not compacted: 1 turn(s) so far", after=at)
         at = term.expect(PROMPT, after=at)
-        term.send(b"What is 2 + 2?\r")
-        at = term.expect(b"2 + 2?\r\n", after=at)
+        at = term.say(b"What is 2 + 2?", after=at)
         at = term.expect(PROMPT, after=at)
-        term.send(b"/compact\r")
-        at = term.expect(b"/compact\r\n", after=at)
+        at = term.say(b"/compact", after=at)
         at = term.expect(b"[compacted: ", after=at)
         at = term.expect(PROMPT, after=at)
-        term.send(b"/context\r")
-        at = term.expect(b"/context\r\n", after=at)
+        at = term.say(b"/context", after=at)
         at = term.expect(b"just compacted", after=at)
         at = term.expect(PROMPT, after=at)
-        term.send(b"Thanks.\r")
-        at = term.expect(b"Thanks.\r\n", after=at)
+        at = term.say(b"Thanks.", after=at)
         at = term.expect(PROMPT, after=at)
-        term.send(b"/context\r")
-        at = term.expect(b"/context\r\n", after=at)
+        at = term.say(b"/context", after=at)
         at = term.expect(b"of the 8,192-token window", after=at)
         at = term.expect(PROMPT, after=at)
         term.send(b"\x04")
@@ -205,8 +199,7 @@ def test_the_terminal_chat_meters_the_context_and_compacts(env, home, tiny_model
         at = term.expect(PROMPT)
         for line in (b"Tell me about cats.", b"And dogs?", b"And birds?", b"And fish?",
                      b"And cows?", b"And bees?"):
-            term.send(line + b"\r")
-            at = term.expect(line + b"\r\n", after=at)
+            at = term.say(line, after=at)
             at = term.expect(PROMPT, after=at)
             if b"[compacted: " in term.out:
                 break
