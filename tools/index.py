@@ -1,6 +1,10 @@
 """The server index in the system prompt, kept within a token budget at any catalog size.
 
-Four tiers, the first that fits the budget:
+When the whole catalog is small (a user's few servers), every tool is listed with its
+signature and summary if that fits ``signatures`` tokens: nothing is left to load, and a
+small model calls the right tool with the right argument names instead of guessing from
+a name or skipping the search (issue 16). Otherwise four tiers, the first that fits the
+budget:
 1. every server with its one-line summary and its tool names;
 2. as many servers as fit that way (smallest first), the rest on one compact line of
    names, tool counts and summaries;
@@ -19,21 +23,29 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from deskmate.tools.catalog import Catalog, ServerInfo
-from deskmate.tools.signatures import py_identifier
+from deskmate.tools.signatures import py_identifier, signature
 
 HEADER = "Servers (call tool_help(server, name) for a tool's signature):"
+# The first line of a listing with every signature (the agent then skips its head start).
+SIGNATURES_HEADER = "Tools (every tool of each server, called as server.tool(name=value)):"
 SEARCH_HINT = "Tool names are not all listed: use search_tools(...) to find tools."
 MORE = "Other servers (tool count):"
 
 Count = Callable[[str], int]
 
 
-def build_index(catalog: Catalog, count_tokens: Count, budget: int = 600) -> str:
-    """The index text for ``catalog``, at most ``budget`` tokens when the budget is above
-    the fixed floor of the last tier."""
+def build_index(catalog: Catalog, count_tokens: Count, budget: int = 600,
+                signatures: int = 0) -> str:
+    """The index text for ``catalog``: every signature when that fits ``signatures``
+    tokens, else at most ``budget`` tokens when the budget is above the fixed floor of
+    the last tier."""
     servers = catalog.servers()
     if not servers:
         return ""
+    if signatures > 0:
+        listing = signature_listing(catalog)
+        if count_tokens(listing) <= signatures:
+            return listing
     full = {info.name: _line(info, [py_identifier(t.name) for t in catalog.tools(info.name)])
             for info in servers}
     text = "\n".join([HEADER, *full.values()])
@@ -43,6 +55,22 @@ def build_index(catalog: Catalog, count_tokens: Count, budget: int = 600) -> str
         if count_tokens(_render(servers, full, set(), summaries)) <= budget:
             return _fill(servers, full, summaries, count_tokens, budget)
     return _counted(servers, count_tokens, budget)
+
+
+def signature_listing(catalog: Catalog) -> str:
+    """Each server with its tools' one-line signatures and summaries."""
+    lines = [SIGNATURES_HEADER]
+    for info in catalog.servers():
+        head = f"- {py_identifier(info.name)}"
+        lines.append(f"{head} — {info.summary}:" if info.summary else f"{head}:")
+        for spec in catalog.tools(info.name):
+            sig = signature(spec)
+            lines.append(f"  {sig.call_text()}" + (f" — {sig.summary}" if sig.summary else ""))
+    return "\n".join(lines)
+
+
+def shows_signatures(index: str) -> bool:
+    return index.startswith(SIGNATURES_HEADER)
 
 
 def _fill(servers: list[ServerInfo], full: dict[str, str], summaries: bool,

@@ -22,7 +22,7 @@ from deskmate.app.agent.prompt import EAGER_PROMPT, code_system_prompt
 from deskmate.app.agent.toolchanges import catalog_of, describe_changes
 from deskmate.app.llm.base import ChatMessage, ChatModel
 from deskmate.tools.catalog import Catalog
-from deskmate.tools.index import build_index
+from deskmate.tools.index import build_index, shows_signatures
 from deskmate.tools.policy import Policy
 from deskmate.tools.spec import ToolSpec
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from deskmate.tools.sandbox import CellGate, Limits, Sandbox
 
 INDEX_TOKENS = 600  # budget of the server index in the system prompt
+SIGNATURE_TOKENS = 1000  # budget of every signature listed instead, when the catalog is small
 
 
 class ToolHub(Protocol):
@@ -58,6 +59,7 @@ class AgentRuntime:
     sandbox: Sandbox | None = None  # code mode's, with its isolation report for the UI
     server_states: list[ServerState] = field(default_factory=list)
     index_tokens: int = INDEX_TOKENS  # the index's budget, again when the tools change
+    signature_tokens: int = SIGNATURE_TOKENS  # the same for the listing of every signature
 
     def close(self) -> None:
         """Close what build_agent made (the sandbox); the hub belongs to the caller."""
@@ -75,7 +77,8 @@ def count_tokens_for(model: ChatModel) -> Callable[[str], int]:
 def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "code",
                 policy: Policy | None = None, limits: AgentLimits = AgentLimits(),
                 workdir: Path | None = None, sandbox_limits: Limits | None = None,
-                index_tokens: int = INDEX_TOKENS, search_cache: Path | None = None,
+                index_tokens: int = INDEX_TOKENS, signature_tokens: int = SIGNATURE_TOKENS,
+                search_cache: Path | None = None,
                 transcript: Iterable[ChatMessage] = (), asker: Asker | None = None,
                 cell_gate: CellGate | None = None) -> AgentRuntime:
     """An agent over the tools of ``hub`` (already started), or over no tools at all.
@@ -93,6 +96,7 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
     bridge.disabled = _disabled(hub)
     sandbox = None
     actions: Actions
+    index = ""
     if mode == "code":
         from deskmate.tools.sandbox import CellGate, Limits, Sandbox
 
@@ -100,8 +104,8 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
                           limits=sandbox_limits or Limits(), workdir=workdir,
                           gate=cell_gate or CellGate())
         sandbox.start()
-        prompt = code_system_prompt(
-            build_index(catalog, count_tokens_for(model), index_tokens))
+        index = build_index(catalog, count_tokens_for(model), index_tokens, signature_tokens)
+        prompt = code_system_prompt(index)
         actions = CodeActions(sandbox)
     elif mode == "eager":
         prompt = EAGER_PROMPT
@@ -110,9 +114,10 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
         raise ValueError(f"unknown mode {mode!r}: use code or eager")
     agent = Agent(model, actions, bridge, system_prompt=prompt, limits=limits,
                   transcript=list(transcript))
+    agent.signatures_shown = mode == "code" and shows_signatures(index)
     return AgentRuntime(agent=agent, catalog=catalog, hub=hub, sandbox=sandbox,
                         server_states=hub.states() if hub is not None else [],
-                        index_tokens=index_tokens)
+                        index_tokens=index_tokens, signature_tokens=signature_tokens)
 
 
 def follow_tools(runtime: AgentRuntime) -> str:
@@ -132,8 +137,10 @@ def follow_tools(runtime: AgentRuntime) -> str:
     if isinstance(agent.actions, EagerActions):
         agent.actions.tools = tuple(tool_schemas(catalog))
     else:
-        agent.system_prompt = code_system_prompt(
-            build_index(catalog, count_tokens_for(agent.model), runtime.index_tokens))
+        index = build_index(catalog, count_tokens_for(agent.model), runtime.index_tokens,
+                            runtime.signature_tokens)
+        agent.system_prompt = code_system_prompt(index)
+        agent.signatures_shown = shows_signatures(index)
     return note if agent.transcript else ""
 
 
@@ -157,7 +164,9 @@ def options_from_config(config: Config, **overrides: float | None) -> dict[str, 
 
     limits, sandbox_limits = limits_from_config(config, **overrides)
     return dict(limits=limits, sandbox_limits=sandbox_limits,
-                index_tokens=config.agent.index_tokens, search_cache=paths.embeddings_cache())
+                index_tokens=config.agent.index_tokens,
+                signature_tokens=config.agent.signature_tokens,
+                search_cache=paths.embeddings_cache())
 
 
 def limits_from_config(config: Config,

@@ -21,6 +21,8 @@ from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions import Actions, Stop, Turn
 from deskmate.app.agent.bridge import CallContext, ToolBridge
 from deskmate.app.agent.parse import (
+    AFTER_ERROR,
+    OUTPUT_PREFIX,
     TOOLS_FOUND,
     UNREAD_DATA,
     FinalAnswer,
@@ -95,6 +97,10 @@ class Agent:
         # Tool calls report from helper threads; the turn passes their events on in order.
         self._events: Queue[ev.AgentEvent] = Queue()
         self._request, self._checked = "", False  # this turn's task; its check was made
+        # The last cell failed; the check of an answer given right after one was made.
+        self._failed, self._error_checked = False, False
+        # The system prompt lists every tool's signature (a small catalog): no head start.
+        self.signatures_shown = False
 
     def run(self, task: str, cancel: threading.Event | None = None) -> Iterator[ev.AgentEvent]:
         cancel = cancel or threading.Event()
@@ -115,6 +121,7 @@ class Agent:
                                          cancel=turn.interrupt()))
         self.actions.new_turn()
         self._request, self._checked = task, False
+        self._failed, self._error_checked = False, False
         status: ev.TurnStatus = "max_steps"
         try:
             for step in range(1, self.limits.max_steps + 1):
@@ -146,25 +153,39 @@ class Agent:
         """Query the model, then execute the action in its reply; True: it answered."""
         self.bridge.new_step(step)
         reply = yield from self._query(step, turn, tally)
+        check = ""
         if self._answers_unread(reply):
             # Small models often answer a question about the user's files or records
             # from a guess, before any tool ran: ask once whether the data is needed.
-            self._checked = True
+            self._checked, check = True, UNREAD_DATA
+        elif self._answers_after_error(reply):
+            # ... or give up after one failed call, restating the error as the answer.
+            self._error_checked, check = True, AFTER_ERROR
+        if check:
             yield turn.append(ChatMessage("assistant", reply))
-            yield ev.Observation(step=step, content=UNREAD_DATA, status="error",
-                                 duration_s=0.0)
-            yield turn.append(ChatMessage("user", UNREAD_DATA))
+            yield ev.Observation(step=step, content=check, status="error", duration_s=0.0)
+            yield turn.append(ChatMessage("user", check))
             return False
-        return (yield from self.actions.act(step, reply, turn))
+        acting = self.actions.act(step, reply, turn)
+        while True:  # passes the action's events on, noting whether its cell failed
+            try:
+                event = next(acting)
+            except StopIteration as done:
+                return bool(done.value)
+            if isinstance(event, ev.Observation) and event.content.startswith(OUTPUT_PREFIX):
+                self._failed = event.status != "ok"
+            yield event
 
     def _head_start(self, task: str) -> Iterator[ev.AgentEvent]:
         """The search a small model often skips, done for it: the signatures of the tools
         that best match the request, as a note after it (feedback, not a user's turn)."""
-        if self.actions.mode != "code" or not self.limits.head_start:
+        if self.actions.mode != "code" or not self.limits.head_start or self.signatures_shown:
             return
         if not self.bridge.catalog.servers():
             return
-        query = " ".join(task.split())[:HEAD_START_QUERY]
+        # A path's folders are noise to the search; its last part (a file name) is not.
+        query = " ".join(re.sub(r"\S*/", "", word) for word in task.split())
+        query = " ".join(query.split())[:HEAD_START_QUERY]
         try:
             found = self.bridge.search_tools(query, self.limits.head_start)
         except Exception:  # a search that fails costs the head start, not the turn
@@ -181,6 +202,12 @@ class Agent:
         if not isinstance(parse_reply(reply), FinalAnswer):
             return False
         return bool(USER_DATA.search(self._request))
+
+    def _answers_after_error(self, reply: str) -> bool:
+        """A code-mode final answer right after a cell that failed, once a turn."""
+        if self.actions.mode != "code" or self._error_checked or not self._failed:
+            return False
+        return isinstance(parse_reply(reply), FinalAnswer)
 
     def _append(self, message: ChatMessage) -> ev.MessageAppended:
         self.transcript.append(message)

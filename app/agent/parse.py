@@ -1,13 +1,15 @@
 """Read what a small model replied: one code action, a final answer, or neither.
 
 Small models drift from any format, so parsing is lenient: ```python, ```py or a bare
-``` fence all count; an unclosed fence takes the rest of the reply; prose without code
-is taken as the answer. Only an empty reply, or code and nothing runnable, is
+``` fence all count; an unclosed fence takes the rest of the reply; Python without a
+fence (a bare ``server.tool(x=1)``, perhaps after a line of thought) is run as code;
+other prose is taken as the answer. Only an empty reply, or code and nothing runnable, is
 malformed, and the loop answers that with a precise correction.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -41,6 +43,10 @@ OUTPUT_PREFIX = "Output:\n"  # starts every observation of a code cell
 UNREAD_DATA = ("That answer came before any tool returned data. Write the code that calls "
                "the tool for what the request asks (by name, with the values from the "
                "request) and print its result; then answer from it.")
+# The one check before a final answer given right after a cell failed (app/agent/loop.py).
+AFTER_ERROR = ("That answer came right after an error, so it is not from the data. Read the "
+               "error, fix the code (another tool, or the arguments the signature names) "
+               "and run it; then answer from its output.")
 # Starts the head start: the tools found for the request, shown before step 1 (loop.py).
 TOOLS_FOUND = "Tools that match this request (call one by name with the request's values):\n"
 
@@ -48,7 +54,7 @@ TOOLS_FOUND = "Tools that match this request (call one by name with the request'
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND))
-            or content in (EMPTY_REPLY, EMPTY_CODE, UNREAD_DATA))
+            or content in (EMPTY_REPLY, EMPTY_CODE, UNREAD_DATA, AFTER_ERROR))
 
 
 def closed_code_block(text: str) -> int | None:
@@ -70,4 +76,34 @@ def parse_reply(text: str) -> Parsed:
         if not code.strip():
             return Malformed(EMPTY_CODE)
         return CodeAction(thought=stripped[: fence.start()].strip(), code=code)
-    return FinalAnswer(stripped)
+    return bare_code(stripped) or FinalAnswer(stripped)
+
+
+HELPERS = frozenset({"print", "search_tools", "tool_help", "read_resource"})
+
+
+def bare_code(text: str) -> CodeAction | None:
+    """``text`` as a code action when, after at most a few lines of thought, the rest is
+    Python that calls a tool (``server.tool(...)``) or a helper: small models often drop
+    the fence, and taking the call for the final answer ends the turn with nothing done.
+    Prose almost never parses as Python, and a value alone (``42``, ``q3.csv``) calls
+    nothing, so answers stay answers."""
+    lines = text.split("\n")
+    for start in range(min(len(lines), 4)):
+        code = "\n".join(lines[start:]).strip()
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError):
+            continue
+        if any(_acts(node) for node in ast.walk(tree)):
+            return CodeAction(thought="\n".join(lines[:start]).strip(), code=code)
+        return None
+    return None
+
+
+def _acts(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return ((isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name))
+            or (isinstance(func, ast.Name) and func.id in HELPERS))
