@@ -28,10 +28,10 @@ def hub(tmp_path_factory):
         yield hub
 
 
-def run(hub, replies, task="task", policy=None, **limits):
+def run(hub, replies, task="task", policy=None, signature_tokens=1000, **limits):
     model = ScriptedModel(replies)
     runtime = build_agent(model, hub=hub, policy=policy or Policy(yes_all=True),
-                          limits=AgentLimits(**limits))
+                          limits=AgentLimits(**limits), signature_tokens=signature_tokens)
     try:
         events = list(runtime.agent.run(task))
     finally:
@@ -44,10 +44,22 @@ def of(events, kind):
 
 
 def test_system_prompt_lists_servers_not_signatures(hub):
-    _, model, _ = run(hub, ["Final answer: nothing to do"])
+    _, model, _ = run(hub, ["Final answer: nothing to do"], signature_tokens=0)
     system = model.calls[0][0].content
     assert "toy" in system and "echo" in system
-    assert "def add(" not in system  # signatures load on demand
+    assert "add(a: int" not in system  # signatures load on demand
+
+
+def test_a_small_catalog_is_listed_with_every_signature_and_no_head_start(hub):
+    events, model, runtime = run(hub, ["Final answer: 5"], task="Add 2 and 3 with the tool")
+    system = model.calls[0][0].content
+    assert "  add(a: int, b: int) — " in system and runtime.agent.signatures_shown
+    assert [m.role for m in model.calls[0]] == ["system", "user"]  # nothing to search for
+    # Over the budget, the index names the tools and the head start finds signatures.
+    _, model, runtime = run(hub, ["Final answer: 5"], task="Add 2 and 3 with the tool",
+                            signature_tokens=20)
+    assert "add(a: int" not in model.calls[0][0].content
+    assert not runtime.agent.signatures_shown and len(model.calls[0]) == 3
 
 
 def test_code_calls_tools_and_only_printed_output_returns(hub):
@@ -163,8 +175,8 @@ def test_bare_call_of_a_shadowed_tool_gets_a_hint(hub):
 
 def test_a_made_up_name_gets_the_closest_tool_or_the_servers(hub):
     events, _, _ = run(hub, [py("print(adds(a=1, b=2))"), py("calculator.calculate('1+2')"),
-                             "Final answer: x"])
-    close, unknown = (o.content for o in of(events, ev.Observation))
+                             "Final answer: x", "Final answer: x"])
+    close, unknown, _check = (o.content for o in of(events, ev.Observation))
     assert "did you mean toy.add(a: int, b: int)?" in close
     assert "calculator is not defined" in unknown and "servers toy" in unknown
     assert "search_tools(" in unknown
@@ -246,10 +258,33 @@ def test_an_answer_about_the_users_data_before_any_tool_ran_is_checked_once(hub)
 
 
 def test_the_head_start_shows_the_best_matching_tools_before_step_one(hub):
-    events, model, runtime = run(hub, ["Final answer: 5"], task="Add 2 and 3 with the tool")
+    events, model, runtime = run(hub, ["Final answer: 5"], task="Add 2 and 3 with the tool",
+                                 signature_tokens=0)
     first = model.calls[0]
     assert first[2].role == "user" and "toy.add(a: int, b: int)" in first[2].content
     assert len(first) == 3
     assert runtime.agent.turns == 1 and events[-1].tool_calls == 0
-    _, model, _ = run(hub, ["Final answer: 5"], task="Add 2 and 3", head_start=0)
+    _, model, _ = run(hub, ["Final answer: 5"], task="Add 2 and 3", head_start=0,
+                      signature_tokens=0)
     assert [m.role for m in model.calls[0]] == ["system", "user"]
+
+
+def test_an_answer_right_after_a_failed_cell_is_checked_once(hub):
+    # Small models restate the error as the answer; once a turn the loop asks for the fix.
+    events, model, runtime = run(hub, [
+        py("toy.add(a='one', b=2)"), "Final answer: the call failed.",
+        py("print(toy.add(a=1, b=2))"), "Final answer: 3"])
+    observations = of(events, ev.Observation)
+    assert [o.status for o in observations] == ["error", "error", "ok"]
+    assert "right after an error" in observations[1].content
+    assert of(events, ev.FinalAnswer)[0].text == "3" and runtime.agent.turns == 1
+    # Once a turn: the second answer after another failure is taken.
+    events, _, _ = run(hub, [py("toy.add(a='x', b=2)"), "Final answer: a",
+                             py("toy.add(a='y', b=2)"), "Final answer: b"])
+    assert of(events, ev.FinalAnswer)[0].text == "b" and events[-1].steps == 4
+
+
+def test_a_call_without_a_fence_runs_as_code(hub):
+    events, _, _ = run(hub, ["I will add them.\ntoy.add(a=2, b=3)", "Final answer: 5"])
+    assert of(events, ev.CodeAction)[0].code == "toy.add(a=2, b=3)"
+    assert of(events, ev.Observation)[0].content == "Output:\n5"

@@ -61,7 +61,7 @@ def test_workspace_files_and_git_init(tmp_path):
     head = __import__("subprocess").run(
         ["git", "log", "--format=%an|%s", "--name-only"], cwd=workspace, capture_output=True,
         text=True, check=True).stdout
-    assert "deskmate-eval|Initial commit" in head and "report.py" in head
+    assert "Robin Quill|Initial commit" in head and "report.py" in head
     status = __import__("subprocess").run(["git", "status", "--porcelain"], cwd=workspace,
                                           capture_output=True, text=True).stdout
     assert status == ""

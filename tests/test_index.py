@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from deskmate.tools.catalog import Catalog
-from deskmate.tools.index import build_index
+from deskmate.tools.index import build_index, shows_signatures
 from deskmate.tools.spec import ToolSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +33,24 @@ def test_small_catalog_lists_every_tool():
     assert "- git — Git repositories: git_status, git_log" in text
     assert "- my_time: get_current_time" in text
     assert "search_tools" not in text.splitlines()[-1]
+
+
+def test_every_signature_when_the_catalog_fits_its_budget():
+    catalog = Catalog.from_specs(
+        [ToolSpec("git", "git_log", "Shows the commit logs.\n\nMore.",
+                  {"type": "object", "properties": {"repo_path": {"type": "string"},
+                   "max_count": {"type": "integer", "default": 10}},
+                   "required": ["repo_path"]}),
+         ToolSpec("my-time", "get_current_time")], summaries={"git": "Git repositories"})
+    text = build_index(catalog, words, budget=200, signatures=200)
+    assert shows_signatures(text)
+    assert "- git — Git repositories:\n  git_log(repo_path: str, max_count: int = 10)" in text
+    assert " — Shows the commit logs" in text and "More." not in text
+    assert "- my_time:\n  get_current_time()" in text
+    # Over that budget (or with none), the index of names as before.
+    for signatures in (5, 0):
+        text = build_index(catalog, words, budget=200, signatures=signatures)
+        assert not shows_signatures(text) and "git_log(" not in text and "git_log" in text
 
 
 def big() -> Catalog:
@@ -109,7 +127,7 @@ def test_index_is_stable_for_the_kv_cache():
     # Every session must get the same text for the same servers, and string hashing (so
     # set order) differs from one process to the next: build it under several seeds.
     code = ("from deskmate.tools.catalog import Catalog; "
-            "from deskmate.tools.index import build_index; "
+            "from deskmate.tools.index import build_index, shows_signatures; "
             "from deskmate.tools.spec import ToolSpec; "
             "c = Catalog.from_specs([ToolSpec(f'server{s}', f'tool_{s}_{t}') "
             "for s in range(8) for t in range(6)]); "

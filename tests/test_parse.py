@@ -43,6 +43,18 @@ def test_final_answer_after_code_is_not_taken_early():
     assert isinstance(parsed, CodeAction)
 
 
+def test_a_call_without_a_fence_is_code_and_answers_stay_answers():
+    assert parse_reply('git.git_log(repo_path="/r")') == CodeAction("", 'git.git_log(repo_path="/r")')
+    assert parse_reply("I will search.\nprint(search_tools('weather'))") == CodeAction(
+        "I will search.", "print(search_tools('weather'))")
+    # Values and prose that happen to parse as Python call nothing: they are answers.
+    for answer in ("42", "q3-sales.csv", "Alice", "os.path", "It is Paris.\nParis",
+                   "The result is f(x) for x > 1."):
+        assert parse_reply(answer) == FinalAnswer(answer)
+    # A marked answer wins even when it holds a call.
+    assert parse_reply("Final answer: call git.log()") == FinalAnswer("call git.log()")
+
+
 def test_malformed():
     assert isinstance(parse_reply("   "), Malformed)
     assert isinstance(parse_reply("```python\n\n```"), Malformed)

@@ -207,7 +207,8 @@ def test_time_in_the_host_handler_is_not_the_cells(tools):
 
 def test_paths_outside_the_sandbox_say_where_files_are():
     # A server that lists but cannot read: plain file calls are not carried by it.
-    namespace = {"servers": {"filesystem": ["list_directory", "search_files"]}}
+    namespace = {"servers": {"filesystem": ["list_directory", "search_files", "move_file"]},
+                 "signatures": {"filesystem.move_file": "move_file(source: str, destination: str)"}}
     with Sandbox(lambda kind, payload: None, namespace=namespace) as box:
         # os.walk would otherwise yield nothing: the model read "0 files" and answered.
         for code in ("import os\nlist(os.walk('/nowhere/workspace/docs'))",
@@ -217,7 +218,17 @@ def test_paths_outside_the_sandbox_say_where_files_are():
             result = box.execute(code)
             assert result.status == "error", code
             assert "SandboxPathError: /nowhere/" in result.error
-            assert "filesystem.list_directory(path=...)" in result.error
+            assert "filesystem.list_directory(...)" in result.error
+        # Renames, deletes and globs: the same error, naming the tools that change files.
+        for code in ("import os\nos.rename('/nowhere/ws/a.txt', '/nowhere/ws/b.txt')",
+                     "import shutil\nshutil.copyfile('/nowhere/ws/a', 'copy')",
+                     "import os\nos.remove('/nowhere/ws/a.txt')",
+                     "import glob\nglob.glob('/nowhere/ws/*.csv')"):
+            result = box.execute(code)
+            assert "SandboxPathError: /nowhere/ws/" in result.error, code
+            if "glob" not in code:
+                assert "filesystem.move_file(source: str, destination: str)" in result.error
+        ok(box.execute("import os\nopen('a.txt', 'w').close()\nos.rename('a.txt', 'b.txt')"))
         # What the sandbox has keeps its usual behaviour.
         assert "FileNotFoundError" in box.execute("open('missing.txt').read()").error
         ok(box.execute("open('new.txt', 'w').write('x')\nimport json, csv"))

@@ -99,7 +99,7 @@ class Agent:
         self._request, self._checked = "", False  # this turn's task; its check was made
         # The last cell failed; the check of an answer given right after one was made.
         self._failed, self._error_checked = False, False
-        # The system prompt lists every tool's signature (a small catalog): no head start.
+        # The system prompt lists every tool's signature (a small catalog).
         self.signatures_shown = False
 
     def run(self, task: str, cancel: threading.Event | None = None) -> Iterator[ev.AgentEvent]:
@@ -179,7 +179,7 @@ class Agent:
     def _head_start(self, task: str) -> Iterator[ev.AgentEvent]:
         """The search a small model often skips, done for it: the signatures of the tools
         that best match the request, as a note after it (feedback, not a user's turn)."""
-        if self.actions.mode != "code" or not self.limits.head_start or self.signatures_shown:
+        if self.actions.mode != "code" or not self.limits.head_start:
             return
         if not self.bridge.catalog.servers():
             return

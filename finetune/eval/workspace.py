@@ -21,7 +21,9 @@ from deskmate.tools.hub import Hub, ServerConfig
 from deskmate.tools.hub.status import not_ready
 
 BIN_ENV = "DESKMATE_EVAL_BIN"
-GIT_USER = ("deskmate-eval", "eval@deskmate.invalid")
+# A name no path holds: the workspace's folder starts with "deskmate-eval-", and with
+# that as the author, an answer that only echoed the path passed git-last-author.
+GIT_USER = ("Robin Quill", "robin.quill@deskmate.invalid")
 
 
 class WorkspaceError(RuntimeError):

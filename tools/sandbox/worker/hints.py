@@ -11,6 +11,7 @@ WEB_MODULES = frozenset({"requests", "httpx", "urllib3", "aiohttp", "bs4", "sele
                          "playwright", "scrapy", "lxml", "mechanize"})
 FILE_TOOLS = ("list_directory", "read_text_file", "read_file", "search_files",
               "directory_tree")
+WRITE_TOOLS = ("move_file", "write_file", "create_directory", "edit_file")
 
 
 def hint(exc: BaseException, toolspace: Toolspace) -> str:
@@ -78,10 +79,13 @@ def missing_module(module: str, toolspace: Toolspace) -> str:
     return hint + "\n"
 
 
-def unseen_path(path: str, toolspace: Toolspace) -> str:
-    """The message of the error a cell gets for a path of the user's it cannot reach."""
-    tools = [f"{server}.{tool}(path=...)" for tool in FILE_TOOLS
+def unseen_path(path: str, toolspace: Toolspace, write: bool = False) -> str:
+    """The message of the error a cell gets for a path of the user's it cannot reach;
+    ``write``: the cell meant to change it (rename, delete, make a folder)."""
+    names = WRITE_TOOLS if write else FILE_TOOLS
+    tools = [tool_call(server, tool, toolspace) for tool in names
              for server in toolspace.tool_servers.get(tool, [])][:3]
-    how = ", ".join(tools) if tools else 'search_tools("read a file")'
+    fallback = 'search_tools("move or write a file")' if write else 'search_tools("read a file")'
+    how = "; ".join(tools) if tools else fallback
     return (f"{path} is not in this sandbox: code here cannot see the user's files. "
             f"Reach them through the tools: {how}")

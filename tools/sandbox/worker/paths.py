@@ -19,7 +19,12 @@ from . import hints
 from .connected_files import ToolFiles
 from .state import CELL_PREFIX, CELLS_MODULE, WorkerState
 
-PATH_EVENTS = frozenset({"open", "os.listdir", "os.scandir"})
+PATH_EVENTS = frozenset({"open", "os.listdir", "os.scandir", "glob.glob"})
+# Calls that change files: on the user's paths they fail the same way, and the error
+# names the tools that write, move and make folders.
+WRITE_EVENTS = frozenset({"os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.chmod",
+                          "os.truncate", "os.link", "os.symlink", "shutil.copyfile",
+                          "shutil.copytree", "shutil.rmtree", "shutil.move"})
 # Python's own, before install() wraps them.
 _real = {"open": open, "isdir": os.path.isdir, "isfile": os.path.isfile,
          "exists": os.path.exists, "listdir": os.listdir}
@@ -71,12 +76,12 @@ def _audit_hook(state: WorkerState):
     def _unseen_path(event: str, args: tuple) -> None:
         """Audit hook: code of a cell that reaches for a path this sandbox does not have
         (its parent folder is missing too) gets an error that says where files are."""
-        if event not in PATH_EVENTS or not state.in_cell or not args:
+        write = event in WRITE_EVENTS
+        if not (write or event in PATH_EVENTS) or not state.in_cell or not args:
             return
-        path = args[0]
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
-        if not _unseen(path):
+        paths = [os.fsdecode(p) if isinstance(p, bytes) else p for p in args[:2]]
+        path = next((p for p in paths[: 2 if write else 1] if _unseen(p)), None)
+        if path is None:
             return
         frame = sys._getframe(1)
         while frame is not None:  # imports probe missing paths on their own: not ours
@@ -88,7 +93,7 @@ def _audit_hook(state: WorkerState):
             frame = frame.f_back
         else:
             return
-        raise SandboxPathError(hints.unseen_path(path, state.toolspace))
+        raise SandboxPathError(hints.unseen_path(path, state.toolspace, write))
 
     return _unseen_path
 
