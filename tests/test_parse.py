@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -69,3 +70,20 @@ def test_closed_code_block():
 @given(st.text())
 def test_never_raises(text):
     assert isinstance(parse_reply(text), CodeAction | FinalAnswer | Malformed)
+
+
+def test_a_tool_named_after_its_server_is_found_without_the_prefix():
+    # git.log means git.git_log: many servers prefix their tools with their own name.
+    from deskmate.app.agent.bridge import BridgeError, ToolBridge
+    from deskmate.tools.catalog import Catalog
+    from deskmate.tools.policy import Policy
+    from deskmate.tools.spec import ToolSpec
+
+    schema = {"type": "object", "properties": {"repo_path": {"type": "string"}}}
+    catalog = Catalog.from_specs([ToolSpec("git", "git_log", "", schema),
+                                  ToolSpec("git", "git_status", "", schema)])
+    bridge = ToolBridge(catalog, lambda *args, **kwargs: None, Policy(yes_all=True))
+    assert bridge._tool("git", "log")[0].name == "git_log"
+    assert bridge._tool("git", "git_status")[0].name == "git_status"
+    with pytest.raises(BridgeError, match="has no tool 'diff'"):
+        bridge._tool("git", "diff")

@@ -154,11 +154,23 @@ class ToolBridge:
         except Exception as exc:  # the hub's ToolCallError family
             raise BridgeError(str(exc)) from exc
 
-    def search_tools(self, query: str, k: int = 5) -> list[str]:
+    def search_tools(self, query: str, k: int = 5, *, reading: bool = False) -> list[str]:
+        """The best ``k`` tools for ``query`` as call lines; ``reading``: the request asks
+        for information, so of the best 3k, the tools marked read-only come first (a
+        question's words often match a tool that changes things: "the most recent
+        commit" ranks git_commit above git_log)."""
         if self._search is None:
             self._search = self._make_search()
+        k = max(1, min(k, 20))
+        hits = self._search.search(query, k=3 * k if reading else k)
+        if reading:
+            specs = [self.catalog.get(hit.server, hit.tool) for hit in hits]
+            if any(spec.read_only for spec in specs):  # else the server says nothing
+                hits = [hit for _, hit in sorted(enumerate(hits), key=lambda pair:
+                                                 (not specs[pair[0]].read_only, pair[0]))]
+            hits = hits[:k]
         lines = []
-        for hit in self._search.search(query, k=max(1, min(k, 20))):
+        for hit in hits:
             spec = self.catalog.get(hit.server, hit.tool)
             sig = signature(spec)
             call = sig.call_text()
@@ -276,6 +288,9 @@ class ToolBridge:
     def _tool(self, server: str, name: str) -> tuple[ToolSpec, Signature]:
         found = self._tools.get((server, name)) or next(
             (v for (s, _), v in self._tools.items() if s == server and v[0].name == name), None)
+        # Many servers prefix their tools with their own name (git.git_log): a model that
+        # writes git.log means that tool, and nothing else could be meant.
+        found = found or self._tools.get((server, f"{py_identifier(server)}_{name}"))
         if found:
             return found
         if any(name in (t, py_identifier(t)) for s, t in self.disabled if s == server):

@@ -22,6 +22,7 @@ from deskmate.app.agent.actions import Actions, Stop, Turn
 from deskmate.app.agent.bridge import CallContext, ToolBridge
 from deskmate.app.agent.parse import (
     AFTER_ERROR,
+    CALL_LISTED,
     OUTPUT_PREFIX,
     TOOLS_FOUND,
     UNREAD_DATA,
@@ -40,6 +41,13 @@ from deskmate.app.llm.base import (
 )
 from deskmate.tools.sandbox import SandboxError
 
+# A request that asks for information (a question, or "list/show/find/look up ..."): the
+# head start puts tools that only read first.
+ASKS = re.compile(r"\?\s*$|^\s*(?:who|what|which|where|when|why|how|is|are|does|do|did|"
+                  r"can|list|show|find|look\s+up|tell|count|get|read)\b", re.I | re.M)
+# With every signature listed, the head start names no tools (HEAD_START_WHEN_LISTED off):
+# it only asks for the call, so the model picks from the listing.
+HEAD_START_WHEN_LISTED = True
 HEAD_START_QUERY = 160  # characters of the request the head start searches with
 # A request that refers to the user's data: a path, a file name, or a store of records.
 USER_DATA = re.compile(
@@ -186,8 +194,12 @@ class Agent:
         # A path's folders are noise to the search; its last part (a file name) is not.
         query = " ".join(re.sub(r"\S*/", "", word) for word in task.split())
         query = " ".join(query.split())[:HEAD_START_QUERY]
+        if self.signatures_shown and not HEAD_START_WHEN_LISTED:
+            yield self._append(ChatMessage("user", CALL_LISTED))
+            return
         try:
-            found = self.bridge.search_tools(query, self.limits.head_start)
+            found = self.bridge.search_tools(query, self.limits.head_start,
+                                             reading=bool(ASKS.search(task)))
         except Exception:  # a search that fails costs the head start, not the turn
             return
         if found:
