@@ -11,6 +11,7 @@ the loop hands over for each turn.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import uuid
@@ -41,6 +42,15 @@ if TYPE_CHECKING:
     from deskmate.tools.hub.results import ToolResult
     from deskmate.tools.search import ToolSearch
 
+# File servers' path errors (Node's and Python's names for them), with what to call next.
+PATH_ERRORS = (
+    (re.compile(r"ENOTDIR|not a directory", re.I), ("read_text_file", "read_file"),
+     "that path is a file, not a folder; read it with"),
+    (re.compile(r"EISDIR|is a directory", re.I), ("list_directory", "directory_tree"),
+     "that path is a folder; list it with"),
+    (re.compile(r"ENOENT|no such file or directory", re.I), ("list_directory", "search_files"),
+     "nothing is at that path; see what its folder holds with"),
+)
 REPEAT_LIMIT = 3  # identical calls allowed per turn before the bridge refuses
 
 
@@ -267,7 +277,8 @@ class ToolBridge:
         self._finished(call_id, real, spec.name, result.text, result.is_error,
                        result.duration_s, result.structured)
         if result.is_error:
-            raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}")
+            raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}"
+                              + self._path_hint(real, result.text))
         return result.value()  # decoded from JSON: the sandbox can send it back as is
 
     def _finished(self, call_id: str, server: str, tool: str, text: str, is_error: bool,
@@ -275,6 +286,18 @@ class ToolBridge:
         self.context.emit(ToolCallFinished(call_id=call_id, server=server, tool=tool,
                                            result=text, is_error=is_error, duration_s=duration,
                                            structured=structured))
+
+    def _path_hint(self, server: str, error: str) -> str:
+        """The next call for a file server's path errors, which small models answer with
+        "the path is not a directory" instead of reading the file (or listing the folder)
+        with the server's own tools."""
+        for pattern, tools, advice in PATH_ERRORS:
+            if pattern.search(error):
+                for tool in tools:
+                    if (server, tool) in self._tools:
+                        call = self._tools[(server, tool)][1].call_text()
+                        return f"\nHint: {advice} {py_identifier(server)}.{call}"
+        return ""
 
     def _server(self, name: str) -> str:
         if name in self._servers:

@@ -73,7 +73,11 @@ def parse_reply(text: str) -> Parsed:
     final = _FINAL.search(stripped)
     fence = _FENCE.search(stripped)
     if final and (not fence or final.start() < fence.start()):
-        return FinalAnswer(stripped[final.end():].strip())
+        # A call written before the answer means the answer was made up before the call
+        # ran: run the call instead, and the model answers from what it returns.
+        before = stripped[:final.start()].strip()
+        return (bare_code(before) if before else None) or FinalAnswer(
+            stripped[final.end():].strip())
     if fence:
         code = fence.group(2).strip("\n")
         if not code.strip():

@@ -108,6 +108,7 @@ def run_task(suite: Suite, task: Task, mode: Mode, model: ChatModel,
              settings: EvalSettings = EvalSettings(), *, site_url: str = "",
              db: Database | None = None,
              repeat: int = 0, cancel: threading.Event | None = None) -> TaskRun:
+    from deskmate.app import paths
     from deskmate.app.agent.factory import build_agent
     from deskmate.tools.policy import Policy
 
@@ -119,9 +120,11 @@ def run_task(suite: Suite, task: Task, mode: Mode, model: ChatModel,
         hub = start_servers(suite, task, variables, settings.bins, root / "logs")
         runtime = None
         try:
+            # The app's tool search: hybrid where the search extra is installed, else BM25.
             runtime = build_agent(model, hub=hub, mode=mode, policy=Policy(yes_all=True),
                                   limits=settings.limits,
-                                  sandbox_limits=settings.sandbox_limits)
+                                  sandbox_limits=settings.sandbox_limits,
+                                  search_cache=paths.embeddings_cache())
             recorder = None
             if db is not None:
                 from deskmate.app.store import Recorder

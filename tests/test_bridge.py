@@ -1,0 +1,63 @@
+"""The host side of the tool channel on a plain catalog: names and search for small models."""
+
+from __future__ import annotations
+
+import pytest
+
+from deskmate.app.agent.bridge import BridgeError, ToolBridge
+from deskmate.tools.catalog import Catalog
+from deskmate.tools.policy import Policy
+from deskmate.tools.spec import ToolSpec
+
+
+def test_a_tool_named_after_its_server_is_found_without_the_prefix():
+    # git.log means git.git_log: many servers prefix their tools with their own name.
+    schema = {"type": "object", "properties": {"repo_path": {"type": "string"}}}
+    catalog = Catalog.from_specs([ToolSpec("git", "git_log", "", schema),
+                                  ToolSpec("git", "git_status", "", schema)])
+    bridge = ToolBridge(catalog, lambda *args, **kwargs: None, Policy(yes_all=True))
+    assert bridge._tool("git", "log")[0].name == "git_log"
+    assert bridge._tool("git", "git_status")[0].name == "git_status"
+    with pytest.raises(BridgeError, match="has no tool 'diff'"):
+        bridge._tool("git", "diff")
+
+
+def test_a_request_for_information_gets_read_only_tools_first():
+    def tool(name, description, read_only):
+        return ToolSpec("git", name, description, {"type": "object"},
+                        annotations={"readOnlyHint": read_only})
+
+    catalog = Catalog.from_specs([tool("git_commit", "Record a commit: commit the changes", False),
+                                  tool("git_log", "Show the commit logs", True)])
+    bridge = ToolBridge(catalog, lambda *args, **kwargs: None, Policy(yes_all=True))
+    query = "the most recent commit commit"
+    assert bridge.search_tools(query, 1)[0].startswith("git.git_commit(")
+    assert bridge.search_tools(query, 1, reading=True)[0].startswith("git.git_log(")
+
+
+def test_a_file_servers_path_error_names_the_next_call():
+    from deskmate.tools.hub.results import ContentItem, ToolResult
+
+    schema = {"type": "object", "properties": {"path": {"type": "string"}},
+              "required": ["path"]}
+    catalog = Catalog.from_specs([ToolSpec("filesystem", name, "", schema) for name in
+                                  ("search_files", "read_text_file", "list_directory")])
+    errors = {"/a/users.json": "ENOTDIR: not a directory, scandir '/a/users.json'",
+              "/a/gone": "ENOENT: no such file or directory, scandir '/a/gone'",
+              "/a/x": "permission denied"}
+
+    def call(server, tool, arguments, cancel=None, hooks=None):
+        return ToolResult(server, tool, (ContentItem("text", text=errors[arguments["path"]]),),
+                          is_error=True)
+
+    bridge = ToolBridge(catalog, call, Policy(yes_all=True))
+    with pytest.raises(BridgeError) as caught:
+        bridge.call_tool("filesystem", "search_files", [], {"path": "/a/users.json"})
+    assert str(caught.value).endswith(
+        "Hint: that path is a file, not a folder; read it with "
+        "filesystem.read_text_file(path: str)")
+    with pytest.raises(BridgeError, match="its folder holds with filesystem.list_directory"):
+        bridge.call_tool("filesystem", "search_files", [], {"path": "/a/gone"})
+    with pytest.raises(BridgeError) as caught:
+        bridge.call_tool("filesystem", "search_files", [], {"path": "/a/x"})
+    assert "Hint" not in str(caught.value)
