@@ -12,6 +12,7 @@ from deskmate.app.agent.factory import build_agent
 from deskmate.app.agent.loop import AgentLimits
 from deskmate.app.agent.scripted import ScriptedModel
 from deskmate.tools.hub import Hub
+from deskmate.tools.index import shows_signatures
 from deskmate.tools.policy import Policy
 
 pytestmark = pytest.mark.slow
@@ -50,16 +51,14 @@ def test_system_prompt_lists_servers_not_signatures(hub):
     assert "add(a: int" not in system  # signatures load on demand
 
 
-def test_a_small_catalog_is_listed_with_every_signature_and_no_head_start(hub):
-    events, model, runtime = run(hub, ["Final answer: 5"], task="Add 2 and 3 with the tool")
+def test_a_small_catalog_is_listed_with_every_signature(hub):
+    _, model, _ = run(hub, ["Final answer: 5"], task="Add 2 and 3 with the tool")
     system = model.calls[0][0].content
-    assert "  add(a: int, b: int) — " in system and runtime.agent.signatures_shown
-    assert [m.role for m in model.calls[0]] == ["system", "user"]  # nothing to search for
-    # Over the budget, the index names the tools and the head start finds signatures.
-    _, model, runtime = run(hub, ["Final answer: 5"], task="Add 2 and 3 with the tool",
-                            signature_tokens=20)
+    assert shows_signatures(system.split("\n\n")[-1]) and "  add(a: int, b: int) — " in system
+    # Over the budget, the index names the tools and signatures load on demand.
+    _, model, _ = run(hub, ["Final answer: 5"], task="Add 2 and 3 with the tool",
+                      signature_tokens=20)
     assert "add(a: int" not in model.calls[0][0].content
-    assert not runtime.agent.signatures_shown and len(model.calls[0]) == 3
 
 
 def test_code_calls_tools_and_only_printed_output_returns(hub):
@@ -271,7 +270,7 @@ def test_the_head_start_shows_the_best_matching_tools_before_step_one(hub):
 
 def test_an_answer_right_after_a_failed_cell_is_checked_once(hub):
     # Small models restate the error as the answer; once a turn the loop asks for the fix.
-    events, model, runtime = run(hub, [
+    events, _, runtime = run(hub, [
         py("toy.add(a='one', b=2)"), "Final answer: the call failed.",
         py("print(toy.add(a=1, b=2))"), "Final answer: 3"])
     observations = of(events, ev.Observation)

@@ -56,7 +56,7 @@ def test_a_file_servers_path_error_names_the_next_call():
     assert str(caught.value).endswith(
         "Hint: that path is a file, not a folder; read it with "
         "filesystem.read_text_file(path: str)")
-    with pytest.raises(BridgeError, match="its folder holds with filesystem.list_directory"):
+    with pytest.raises(BridgeError, match=r"its folder holds with filesystem\.list_directory"):
         bridge.call_tool("filesystem", "search_files", [], {"path": "/a/gone"})
     with pytest.raises(BridgeError) as caught:
         bridge.call_tool("filesystem", "search_files", [], {"path": "/a/x"})

@@ -22,7 +22,7 @@ from deskmate.app.agent.prompt import EAGER_PROMPT, code_system_prompt
 from deskmate.app.agent.toolchanges import catalog_of, describe_changes
 from deskmate.app.llm.base import ChatMessage, ChatModel
 from deskmate.tools.catalog import Catalog
-from deskmate.tools.index import build_index, shows_signatures
+from deskmate.tools.index import build_index
 from deskmate.tools.policy import Policy
 from deskmate.tools.spec import ToolSpec
 
@@ -114,7 +114,6 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
         raise ValueError(f"unknown mode {mode!r}: use code or eager")
     agent = Agent(model, actions, bridge, system_prompt=prompt, limits=limits,
                   transcript=list(transcript))
-    agent.signatures_shown = mode == "code" and shows_signatures(index)
     return AgentRuntime(agent=agent, catalog=catalog, hub=hub, sandbox=sandbox,
                         server_states=hub.states() if hub is not None else [],
                         index_tokens=index_tokens, signature_tokens=signature_tokens)
@@ -140,7 +139,6 @@ def follow_tools(runtime: AgentRuntime) -> str:
         index = build_index(catalog, count_tokens_for(agent.model), runtime.index_tokens,
                             runtime.signature_tokens)
         agent.system_prompt = code_system_prompt(index)
-        agent.signatures_shown = shows_signatures(index)
     return note if agent.transcript else ""
 
 

@@ -22,7 +22,6 @@ from deskmate.app.agent.actions import Actions, Stop, Turn
 from deskmate.app.agent.bridge import CallContext, ToolBridge
 from deskmate.app.agent.parse import (
     AFTER_ERROR,
-    CALL_LISTED,
     OUTPUT_PREFIX,
     TOOLS_FOUND,
     UNREAD_DATA,
@@ -45,9 +44,6 @@ from deskmate.tools.sandbox import SandboxError
 # head start puts tools that only read first.
 ASKS = re.compile(r"\?\s*$|^\s*(?:who|what|which|where|when|why|how|is|are|does|do|did|"
                   r"can|list|show|find|look\s+up|tell|count|get|read)\b", re.I | re.M)
-# With every signature listed, the head start names no tools (HEAD_START_WHEN_LISTED off):
-# it only asks for the call, so the model picks from the listing.
-HEAD_START_WHEN_LISTED = True
 HEAD_START_QUERY = 160  # characters of the request the head start searches with
 # A request that refers to the user's data: a path, a file name, or a store of records.
 USER_DATA = re.compile(
@@ -107,8 +103,6 @@ class Agent:
         self._request, self._checked = "", False  # this turn's task; its check was made
         # The last cell failed; the check of an answer given right after one was made.
         self._failed, self._error_checked = False, False
-        # The system prompt lists every tool's signature (a small catalog).
-        self.signatures_shown = False
 
     def run(self, task: str, cancel: threading.Event | None = None) -> Iterator[ev.AgentEvent]:
         cancel = cancel or threading.Event()
@@ -194,9 +188,6 @@ class Agent:
         # A path's folders are noise to the search; its last part (a file name) is not.
         query = " ".join(re.sub(r"\S*/", "", word) for word in task.split())
         query = " ".join(query.split())[:HEAD_START_QUERY]
-        if self.signatures_shown and not HEAD_START_WHEN_LISTED:
-            yield self._append(ChatMessage("user", CALL_LISTED))
-            return
         try:
             found = self.bridge.search_tools(query, self.limits.head_start,
                                              reading=bool(ASKS.search(task)))

@@ -47,9 +47,6 @@ UNREAD_DATA = ("That answer came before any tool returned data. Write the code t
 AFTER_ERROR = ("That answer came right after an error, so it is not from the data. Read the "
                "error, fix the code (another tool, or the arguments the signature names) "
                "and run it; then answer from its output.")
-# The head start when the system prompt lists every signature and names none (loop.py).
-CALL_LISTED = ("Pick the tool above that does what this request asks, call it by name with "
-               "the request's values and print the result; then answer from it.")
 # Starts the head start: the tools found for the request, shown before step 1 (loop.py).
 TOOLS_FOUND = "Tools that match this request (call one by name with the request's values):\n"
 
@@ -57,7 +54,7 @@ TOOLS_FOUND = "Tools that match this request (call one by name with the request'
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND))
-            or content in (EMPTY_REPLY, EMPTY_CODE, UNREAD_DATA, AFTER_ERROR, CALL_LISTED))
+            or content in (EMPTY_REPLY, EMPTY_CODE, UNREAD_DATA, AFTER_ERROR))
 
 
 def closed_code_block(text: str) -> int | None:
