@@ -61,3 +61,26 @@ def test_a_file_servers_path_error_names_the_next_call():
     with pytest.raises(BridgeError) as caught:
         bridge.call_tool("filesystem", "search_files", [], {"path": "/a/x"})
     assert "Hint" not in str(caught.value)
+
+
+def test_a_tool_that_fails_shows_its_documentation_once_a_turn():
+    from deskmate.tools.hub.results import ContentItem, ToolResult
+
+    schema = {"type": "object", "required": ["timezone"], "properties": {"timezone": {
+        "type": "string", "description": "IANA timezone name (e.g. 'America/New_York')"}}}
+    catalog = Catalog.from_specs([ToolSpec("time", "get_current_time", "Current time.", schema)])
+
+    def call(server, tool, arguments, cancel=None, hooks=None):
+        return ToolResult(server, tool, (ContentItem("text", text="Invalid timezone"),),
+                          is_error=True)
+
+    bridge = ToolBridge(catalog, call, Policy(yes_all=True))
+    errors = []
+    for _ in range(2):
+        with pytest.raises(BridgeError) as caught:
+            bridge.call_tool("time", "get_current_time", [], {"timezone": "New York"})
+        errors.append(str(caught.value))
+    assert "e.g. 'America/New_York'" in errors[0] and "documentation" not in errors[1]
+    bridge.new_turn()
+    with pytest.raises(BridgeError, match="documentation"):
+        bridge.call_tool("time", "get_current_time", [], {"timezone": "Paris"})

@@ -48,6 +48,8 @@ def test_a_call_without_a_fence_is_code_and_answers_stay_answers():
     assert parse_reply(call) == CodeAction("", call)
     assert parse_reply("I will search.\nprint(search_tools('weather'))") == CodeAction(
         "I will search.", "print(search_tools('weather'))")
+    bare = 'search_nodes(query="Marta")'  # a tool called bare: tools are functions too
+    assert parse_reply(bare) == CodeAction("", bare)
     # Values and prose that happen to parse as Python call nothing: they are answers.
     for answer in ("42", "q3-sales.csv", "Alice", "os.path", "It is Paris.\nParis",
                    "The result is f(x) for x > 1."):

@@ -97,6 +97,7 @@ class ToolBridge:
         self.calls = 0  # calls this turn that ran (refused ones do not count)
         self.limit_reached = False  # a call this turn was refused for max_tool_calls
         self._seen: Counter[str] = Counter()
+        self._documented: set[tuple[str, str]] = set()  # tools whose docs an error showed
         self._servers: dict[str, str] = {}  # python name -> server name
         self._tools: dict[tuple[str, str], tuple[ToolSpec, Signature]] = {}
         self._search: ToolSearch | None = None
@@ -122,6 +123,7 @@ class ToolBridge:
         self.calls = 0
         self.limit_reached = False
         self._seen.clear()
+        self._documented.clear()
         self.context = context
 
     def new_step(self, step: int) -> None:
@@ -278,7 +280,7 @@ class ToolBridge:
                        result.duration_s, result.structured)
         if result.is_error:
             raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}"
-                              + self._path_hint(real, result.text))
+                              + (self._path_hint(real, result.text) or self._docs(real, sig)))
         return result.value()  # decoded from JSON: the sandbox can send it back as is
 
     def _finished(self, call_id: str, server: str, tool: str, text: str, is_error: bool,
@@ -286,6 +288,15 @@ class ToolBridge:
         self.context.emit(ToolCallFinished(call_id=call_id, server=server, tool=tool,
                                            result=text, is_error=is_error, duration_s=duration,
                                            structured=structured))
+
+    def _docs(self, server: str, sig: Signature) -> str:
+        """The tool's documentation, the first time it fails in a turn: the compact
+        signature the model called from says ``timezone: str``, the docs say "IANA
+        timezone name (e.g. 'America/New_York')", and a server's error often says neither."""
+        if (server, sig.name) in self._documented:
+            return ""
+        self._documented.add((server, sig.name))
+        return f"\nThe tool's documentation:\n{sig.text()}"
 
     def _path_hint(self, server: str, error: str) -> str:
         """The next call for a file server's path errors, which small models answer with

@@ -83,12 +83,9 @@ def parse_reply(text: str) -> Parsed:
     return bare_code(stripped) or FinalAnswer(stripped)
 
 
-HELPERS = frozenset({"print", "search_tools", "tool_help", "read_resource"})
-
-
 def bare_code(text: str) -> CodeAction | None:
     """``text`` as a code action when, after at most a few lines of thought, the rest is
-    Python that calls a tool (``server.tool(...)``) or a helper: small models often drop
+    Python that calls something (``server.tool(...)``, ``print(...)``): small models drop
     the fence, and taking the call for the final answer ends the turn with nothing done.
     Prose almost never parses as Python, and a value alone (``42``, ``q3.csv``) calls
     nothing, so answers stay answers."""
@@ -106,8 +103,10 @@ def bare_code(text: str) -> CodeAction | None:
 
 
 def _acts(node: ast.AST) -> bool:
+    """A call of a tool (``server.tool(...)``, or bare: tools are functions too), or of
+    a helper."""
     if not isinstance(node, ast.Call):
         return False
     func = node.func
-    return ((isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name))
-            or (isinstance(func, ast.Name) and func.id in HELPERS))
+    return isinstance(func, ast.Name) or (isinstance(func, ast.Attribute)
+                                          and isinstance(func.value, ast.Name))
