@@ -84,3 +84,23 @@ def test_a_tool_that_fails_shows_its_documentation_once_a_turn():
     bridge.new_turn()
     with pytest.raises(BridgeError, match="documentation"):
         bridge.call_tool("time", "get_current_time", [], {"timezone": "Paris"})
+
+
+def test_the_head_start_search_gives_each_matching_server_its_best_tool():
+    from deskmate.tools.search import Hit
+
+    catalog = Catalog.from_specs([ToolSpec("filesystem", f"write_{n}") for n in range(4)]
+                                 + [ToolSpec("fetch", "fetch"), ToolSpec("git", "git_log")])
+
+    class Ranked:  # the search's order, fixed
+        def search(self, query, k=5, server=None):
+            return [Hit("filesystem", f"write_{n}", 1.0 - n / 10) for n in range(4)] + [
+                Hit("fetch", "fetch", 0.55), Hit("git", "git_log", 0.2)][:k]
+
+    bridge = ToolBridge(catalog, lambda *args, **kwargs: None, Policy(yes_all=True),
+                        search=Ranked())
+    tools = [line.split("(")[0] for line in bridge.search_tools("q", 3)]
+    assert tools == ["filesystem.write_0", "filesystem.write_1", "filesystem.write_2"]
+    # fetch scores over half the best: its best tool comes up; git's (0.2) does not.
+    tools = [line.split("(")[0] for line in bridge.search_tools("q", 3, servers=True)]
+    assert tools == ["filesystem.write_0", "fetch.fetch", "filesystem.write_1"]

@@ -65,7 +65,11 @@ def signature_listing(catalog: Catalog) -> str:
         lines.append(f"{head} — {info.summary}:" if info.summary else f"{head}:")
         for spec in catalog.tools(info.name):
             sig = signature(spec)
-            lines.append(f"  {sig.call_text()}" + (f" — {sig.summary}" if sig.summary else ""))
+            # What a call returns, where the tool declares it: code that indexes into
+            # {"content": str} as if it were the text fails otherwise.
+            returns = f" -> {sig.returns}" if sig.returns != "Any" else ""
+            lines.append(f"  {sig.call_text()}{returns}"
+                         + (f" — {sig.summary}" if sig.summary else ""))
     return "\n".join(lines)
 
 

@@ -166,21 +166,30 @@ class ToolBridge:
         except Exception as exc:  # the hub's ToolCallError family
             raise BridgeError(str(exc)) from exc
 
-    def search_tools(self, query: str, k: int = 5, *, reading: bool = False) -> list[str]:
-        """The best ``k`` tools for ``query`` as call lines; ``reading``: the request asks
-        for information, so of the best 3k, the tools marked read-only come first (a
-        question's words often match a tool that changes things: "the most recent
-        commit" ranks git_commit above git_log)."""
+    def search_tools(self, query: str, k: int = 5, *, reading: bool = False,
+                     servers: bool = False) -> list[str]:
+        """The best ``k`` tools for ``query`` as call lines, from the best 3k when asked
+        to reorder: ``reading`` (the request asks for information) puts tools marked
+        read-only first (a question's words often match a tool that changes things:
+        "the most recent commit" ranks git_commit above git_log); ``servers`` gives each
+        server found its best tool first (a request that fetches a page and writes a
+        file needs both servers, and one server's tools can fill the whole top k)."""
         if self._search is None:
             self._search = self._make_search()
         k = max(1, min(k, 20))
-        hits = self._search.search(query, k=3 * k if reading else k)
-        if reading:
-            specs = [self.catalog.get(hit.server, hit.tool) for hit in hits]
-            if any(spec.read_only for spec in specs):  # else the server says nothing
-                hits = [hit for _, hit in sorted(enumerate(hits), key=lambda pair:
-                                                 (not specs[pair[0]].read_only, pair[0]))]
-            hits = hits[:k]
+        hits = self._search.search(query, k=3 * k if reading or servers else k)
+        specs = {(hit.server, hit.tool): self.catalog.get(hit.server, hit.tool)
+                 for hit in hits}
+        if reading and any(spec.read_only for spec in specs.values()):
+            # (a server that marks nothing read-only keeps its order)
+            hits = sorted(hits, key=lambda hit: not specs[(hit.server, hit.tool)].read_only)
+        if servers and hits:
+            # Each server's best, where it scores at least half the best hit's score: a
+            # server that only matched a word or two stays in its place.
+            floor = hits[0].score / 2
+            firsts = {hit.server: hit for hit in reversed(hits) if hit.score >= floor}
+            hits = sorted(hits, key=lambda hit: firsts.get(hit.server) is not hit)
+        hits = hits[:k]
         lines = []
         for hit in hits:
             spec = self.catalog.get(hit.server, hit.tool)

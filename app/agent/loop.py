@@ -186,11 +186,11 @@ class Agent:
         if not self.bridge.catalog.servers():
             return
         # A path's folders are noise to the search; its last part (a file name) is not.
-        query = " ".join(re.sub(r"\S*/", "", word) for word in task.split())
+        query = " ".join(re.sub(r"^(?!\w+://)\S*/", "", word) for word in task.split())
         query = " ".join(query.split())[:HEAD_START_QUERY]
         try:
             found = self.bridge.search_tools(query, self.limits.head_start,
-                                             reading=bool(ASKS.search(task)))
+                                             reading=bool(ASKS.search(task)), servers=True)
         except Exception:  # a search that fails costs the head start, not the turn
             return
         if found:

@@ -36,13 +36,14 @@ print(search_tools("weather forecast for a city", k=3))
 ```
 User: Output:
 ['weather.get_forecast(city: str, days: int = 1) — Forecast for a city']
-Assistant: get_forecast takes the city and the number of days, by name.
+Assistant: get_forecast takes the city and the number of days, by name; printing the result
+shows its shape.
 ```python
 forecast = weather.get_forecast(city="Oslo", days=2)
-print(forecast["days"][1])
+print(forecast)
 ```
 User: Output:
-{{'date': '2025-01-02', 'rain_mm': 4.2}}
+{{'city': 'Oslo', 'days': [{{'rain_mm': 0.0}}, {{'rain_mm': 4.2}}]}}
 Assistant: Final answer: Yes, about 4 mm of rain is forecast in Oslo tomorrow.
 
 {index}"""
