@@ -310,6 +310,12 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         made_up = box.execute("calculator.calculate('1+2')").error
         assert "methods of the servers toy, git, files" in made_up
         assert "NameError" in unrelated and "Hint" not in unrelated
+        # Code written against a guessed shape of a result: look at the shape first.
+        key = box.execute("{'name': 'Marta'}['city']").error
+        assert "KeyError: 'city'" in key and "print() the value to see the keys" in key
+        added = box.execute("{'content': 'a'} + {'content': 'b'}").error
+        assert "TypeError" in added and "that value is a dict" in added
+        assert "Hint" not in box.execute("[1][0] + 'x'").error
 
 
 def test_no_handler_means_no_servers(box):

@@ -25,6 +25,14 @@ def hint(exc: BaseException, toolspace: Toolspace) -> str:
         return misspelled_server(name, toolspace) or unknown_name(name, exc, toolspace)
     if isinstance(exc, ModuleNotFoundError) and name:
         return missing_module(name.partition(".")[0], toolspace)
+    # Code written against the shape a result was guessed to have (entity['city'],
+    # read_text_file(...) + ...): the fix is to look at the shape first.
+    if isinstance(exc, KeyError) and exc.args:
+        return (f"Hint: there is no key {exc.args[0]!r} there; print() the value to see "
+                "the keys it has\n")
+    if isinstance(exc, TypeError) and "'dict'" in str(exc):
+        return ("Hint: that value is a dict (a tool's result often is; its signature says "
+                "what it returns): print() it and use the field you need\n")
     return ""
 
 
