@@ -103,6 +103,9 @@ class AgentConfig:
     cell_timeout: float = _field(30.0, "Seconds one code cell may run.", min=1.0)
     index_tokens: int = _field(
         600, "Token budget of the server index in the system prompt.", min=50)
+    experience: bool = _field(
+        True, "Show, after a request, the code that solved the most similar earlier one "
+        "(turns you rated up, eval tasks that passed) as an example.")
     signature_tokens: int = _field(
         1000, "Token budget for listing every tool's signature in the system prompt when "
         "the whole catalog fits (0: the index only, signatures loaded on demand).", min=0)

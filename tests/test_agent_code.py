@@ -29,10 +29,12 @@ def hub(tmp_path_factory):
         yield hub
 
 
-def run(hub, replies, task="task", policy=None, signature_tokens=1000, **limits):
+def run(hub, replies, task="task", policy=None, signature_tokens=1000, experience=None,
+        **limits):
     model = ScriptedModel(replies)
     runtime = build_agent(model, hub=hub, policy=policy or Policy(yes_all=True),
-                          limits=AgentLimits(**limits), signature_tokens=signature_tokens)
+                          limits=AgentLimits(**limits), signature_tokens=signature_tokens,
+                          experience=experience)
     try:
         events = list(runtime.agent.run(task))
     finally:
@@ -287,3 +289,37 @@ def test_a_call_without_a_fence_runs_as_code(hub):
     events, _, _ = run(hub, ["I will add them.\ntoy.add(a=2, b=3)", "Final answer: 5"])
     assert of(events, ev.CodeAction)[0].code == "toy.add(a=2, b=3)"
     assert of(events, ev.Observation)[0].content == "Output:\n5"
+
+
+def test_a_solved_request_rated_up_comes_back_as_an_example_for_a_similar_one(hub, tmp_path):
+    from deskmate.app.agent.factory import load_experience
+    from deskmate.app.store import Recorder, open_db
+    from deskmate.app.store.sessions import rate
+
+    path = tmp_path / "sessions.db"
+    assert load_experience(path) is None  # no database yet: nothing to recall
+    with open_db(path) as db:
+        for task, cells, rating in (
+                ("Add 2 and 3 in /home/ann/sums with the tool",
+                 [py("print(toy.add(a=2, b='x'))"), py("print(toy.add(a=2, b=3))")], "up"),
+                ("Echo the word hello back", [py("print(toy.echo(text='hello'))")], "down")):
+            events, _, _ = run(hub, [*cells, "Final answer: done"], task=task)
+            recorder = Recorder.new(db, model="scripted", mode="code", title="t")
+            for event in events:
+                recorder.record(event)
+            rate(db, recorder.session_id, rating)
+    experience = load_experience(path)
+    assert experience is not None and len(experience) == 1  # the one rated up
+    _, model, _ = run(hub, ["Final answer: 9"], task="Add 4 and 5 in /home/bo/more with the tool",
+                      experience=experience)
+    example = model.calls[0][2].content
+    assert example.startswith("An earlier request like this one was solved by this code")
+    # Only the cell that ran without an error, the folder made this request's.
+    assert "toy.add(a=2, b=3)" in example and "b='x'" not in example
+    assert "Request: Add 2 and 3 in /home/bo/sums with the tool" in example
+    assert "Final answer" not in example  # never the earlier answer
+    # Unlike requests, and the same request in an eval, recall nothing.
+    assert experience.recall("What is the weather in Oslo?", ["toy"]) is None
+    assert experience.recall("Add 2 and 3 in /x/y with the tool", ["other"]) is None
+    same = load_experience(path, skip_same=True)
+    assert same is not None and same.recall("Add 2 and 3 in /x/sums with the tool", ["toy"]) is None

@@ -309,6 +309,11 @@ def test_the_cli_prints_tables_and_the_json_object_and_records(home, bins, monke
     assert re.search(r"^code\s+2\s+50%\s+0\.50", result.stdout, re.M)
     # the same suite tasks are reused across runs, not stored again
     assert conn.execute("SELECT count(*) FROM tasks").fetchone() == (2,)
+    # the solved code task is memory for a later run (never for the same task)
+    from deskmate.app.agent.factory import load_experience
+
+    memory = load_experience(home / "data" / "deskmate.db", skip_same=True)
+    assert memory is not None and len(memory) == 2  # every-sum in code mode, both runs
 
 
 def test_cli_refuses_a_bad_suite_before_loading_a_model(home, tmp_path, monkeypatch):
@@ -320,6 +325,12 @@ def test_cli_refuses_a_bad_suite_before_loading_a_model(home, tmp_path, monkeypa
     assert result.exit_code == 2 and "servers.json: missing" in result.stderr
     result = CliRunner().invoke(main, ["eval", "--suite", str(LOCAL), "--tasks", "nope"])
     assert result.exit_code == 2 and "no task or selection 'nope'" in result.stderr
+    from deskmate.app.store import open_db
+
+    open_db(tmp_path / "empty.db").close()  # a sessions database with nothing solved
+    result = CliRunner().invoke(main, ["eval", "--suite", str(LOCAL), "--memory",
+                                       str(tmp_path / "empty.db")])
+    assert result.exit_code == 2 and "no solved tasks to recall" in result.stderr
 
 
 def test_cli_takes_agent_and_sandbox_limits_from_the_config(home, tmp_path, monkeypatch):

@@ -27,6 +27,7 @@ from deskmate.tools.policy import Policy
 from deskmate.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
+    from deskmate.app.agent.experience import Experience
     from deskmate.app.config import Config
     from deskmate.tools.hub import ServerState
     from deskmate.tools.hub.calls import CallHooks
@@ -78,7 +79,7 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
                 policy: Policy | None = None, limits: AgentLimits = AgentLimits(),
                 workdir: Path | None = None, sandbox_limits: Limits | None = None,
                 index_tokens: int = INDEX_TOKENS, signature_tokens: int = SIGNATURE_TOKENS,
-                search_cache: Path | None = None,
+                search_cache: Path | None = None, experience: Experience | None = None,
                 transcript: Iterable[ChatMessage] = (), asker: Asker | None = None,
                 cell_gate: CellGate | None = None) -> AgentRuntime:
     """An agent over the tools of ``hub`` (already started), or over no tools at all.
@@ -114,6 +115,7 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
         raise ValueError(f"unknown mode {mode!r}: use code or eager")
     agent = Agent(model, actions, bridge, system_prompt=prompt, limits=limits,
                   transcript=list(transcript))
+    agent.experience = experience
     return AgentRuntime(agent=agent, catalog=catalog, hub=hub, sandbox=sandbox,
                         server_states=hub.states() if hub is not None else [],
                         index_tokens=index_tokens, signature_tokens=signature_tokens)
@@ -164,7 +166,25 @@ def options_from_config(config: Config, **overrides: float | None) -> dict[str, 
     return dict(limits=limits, sandbox_limits=sandbox_limits,
                 index_tokens=config.agent.index_tokens,
                 signature_tokens=config.agent.signature_tokens,
-                search_cache=paths.embeddings_cache())
+                search_cache=paths.embeddings_cache(),
+                experience=load_experience() if config.agent.experience else None)
+
+
+def load_experience(path: Path | None = None, *, skip_same: bool = False
+                    ) -> Experience | None:
+    """The solved turns of the sessions database at ``path`` (default: the user's), for
+    the agent to recall examples from; None when there are none or it cannot be read."""
+    from deskmate.app.agent.experience import Experience
+    from deskmate.app.store.db import open_db
+    from deskmate.app.store.errors import StoreError
+    from deskmate.app.store.solved import solved_turns
+
+    try:
+        with open_db(path, readonly=True) as db:
+            solved = solved_turns(db)
+    except StoreError:
+        return None  # no sessions yet, or another schema: nothing to recall
+    return Experience(solved, skip_same=skip_same) if solved else None
 
 
 def limits_from_config(config: Config,

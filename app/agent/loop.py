@@ -16,6 +16,7 @@ import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from queue import Queue
+from typing import TYPE_CHECKING
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions import Actions, Stop, Turn
@@ -39,6 +40,9 @@ from deskmate.app.llm.base import (
     Usage,
 )
 from deskmate.tools.sandbox import SandboxError
+
+if TYPE_CHECKING:
+    from deskmate.app.agent.experience import Experience
 
 # A request that asks for information (a question, or "list/show/find/look up ..."): the
 # head start puts tools that only read first.
@@ -101,6 +105,8 @@ class Agent:
         # Tool calls report from helper threads; the turn passes their events on in order.
         self._events: Queue[ev.AgentEvent] = Queue()
         self._request, self._checked = "", False  # this turn's task; its check was made
+        # Solved earlier requests to show one of as an example (code mode); None: none.
+        self.experience: Experience | None = None
         # The last cell failed; the check of an answer given right after one was made.
         self._failed, self._error_checked = False, False
 
@@ -113,6 +119,7 @@ class Agent:
         if not self.transcript:
             yield self._append(ChatMessage("system", self.system_prompt))
         yield self._append(ChatMessage("user", task))
+        yield from self._recall(task)
         yield from self._head_start(task)
         turn = Turn(cancel=cancel, deadline=started + self.limits.wall_s,
                     observation_chars=self.limits.observation_chars,
@@ -177,6 +184,15 @@ class Agent:
             if isinstance(event, ev.Observation) and event.content.startswith(OUTPUT_PREFIX):
                 self._failed = event.status != "ok"
             yield event
+
+    def _recall(self, task: str) -> Iterator[ev.AgentEvent]:
+        """The code that solved a similar earlier request, as a note after this one."""
+        if self.experience is None or self.actions.mode != "code":
+            return
+        servers = [info.name for info in self.bridge.catalog.servers()]
+        recalled = self.experience.recall(task, servers)
+        if recalled is not None:
+            yield self._append(ChatMessage("user", recalled.note))
 
     def _head_start(self, task: str) -> Iterator[ev.AgentEvent]:
         """The search a small model often skips, done for it: the signatures of the tools

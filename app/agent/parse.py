@@ -47,13 +47,16 @@ UNREAD_DATA = ("That answer came before any tool returned data. Write the code t
 AFTER_ERROR = ("That answer came right after an error, so it is not from the data. Read the "
                "error, fix the code (another tool, or the arguments the signature names) "
                "and run it; then answer from its output.")
+# Starts the example recalled from an earlier solved request (experience.py).
+EXAMPLE_PREFIX = ("An earlier request like this one was solved by this code (its values were "
+                  "that request's; use this one's):\n")
 # Starts the head start: the tools found for the request, shown before step 1 (loop.py).
 TOOLS_FOUND = "Tools that match this request (call one by name with the request's values):\n"
 
 
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
-    return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND))
+    return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX))
             or content in (EMPTY_REPLY, EMPTY_CODE, UNREAD_DATA, AFTER_ERROR))
 
 

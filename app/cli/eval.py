@@ -47,20 +47,26 @@ def _shown(result: TaskRun | None) -> str | None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a PNG chart comparing the modes (needs deskmate[plot]).")
+@click.option("--memory", "memory_path",
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Sessions database whose solved tasks (eval tasks that passed, turns "
+                   "rated up) the agent recalls examples from, e.g. a train run's; the "
+                   "same task is never recalled. Default: none.")
 @unisolated_option
 @click.pass_obj
 def eval_command(env: Env, suite_path: Path, mode: Literal["code", "eager", "both"],
                  model: str | None, task_ids: str | None, repeats: int, max_steps: int,
                  max_tokens: int | None,
                  temperature: float | None, bins: tuple[Path, ...], keep_workspaces: bool,
-                 as_json: bool, plot_path: Path | None, allow_unisolated: bool) -> None:
+                 as_json: bool, plot_path: Path | None, memory_path: Path | None,
+                 allow_unisolated: bool) -> None:
     """Evaluate the agent on the tasks of a suite and report success, cost and time.
 
     Each task runs in a fresh temporary workspace with its own servers, every tool call
     approved (the workspace is a throwaway), and is scored by its deterministic checks.
     The run and its sessions are stored in the sessions database.
     """
-    from deskmate.app.agent.factory import limits_from_config
+    from deskmate.app.agent.factory import limits_from_config, load_experience
     from deskmate.app.store import open_db
     from deskmate.finetune.eval import EvalSettings, SuiteError, load_suite, run_eval
     from deskmate.finetune.eval.report import summary_table, task_table
@@ -77,13 +83,19 @@ def eval_command(env: Env, suite_path: Path, mode: Literal["code", "eager", "bot
     modes = ("code", "eager") if mode == "both" else (mode,)
     if "code" in modes:
         require_isolation("eval", allow_unisolated)
+    experience = None
+    if memory_path is not None:
+        experience = load_experience(memory_path, skip_same=True)
+        if experience is None:
+            fail(f"{memory_path}: no solved tasks to recall (a sessions database with "
+                 "eval tasks that passed, or turns rated up)", EXIT_USAGE)
     llm = load_model(env, model)
     limits, sandbox_limits = limits_from_config(
         env.config, max_steps=max_steps, temperature=temperature,
         max_tokens=max_tokens or min(env.config.model.max_tokens, 1024))
     settings = EvalSettings(modes=modes, repeats=repeats, limits=limits,
                             sandbox_limits=sandbox_limits, bins=tuple(bin_folders(bins)),
-                            keep_workspaces=keep_workspaces)
+                            keep_workspaces=keep_workspaces, experience=experience)
     total = len(tasks) * len(modes) * repeats
     try:
         with open_db() as db, click.progressbar(

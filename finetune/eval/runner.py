@@ -29,6 +29,7 @@ from deskmate.finetune.eval.suite import Suite, Task, substitute
 from deskmate.finetune.eval.workspace import WorkspaceError, prepare_workspace, start_servers
 
 if TYPE_CHECKING:
+    from deskmate.app.agent.experience import Experience
     from deskmate.app.store.db import Database
     from deskmate.tools.sandbox import Limits
 
@@ -41,6 +42,8 @@ class EvalSettings:
     sandbox_limits: Limits | None = None  # for code mode; None: the sandbox's defaults
     bins: tuple[Path, ...] = ()  # folders of server executables (workspace.py)
     keep_workspaces: bool = False  # leave each task's temp folder for inspection
+    # Solved earlier tasks the agent recalls examples from (--memory); None: none.
+    experience: Experience | None = None
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,8 @@ def run_task(suite: Suite, task: Task, mode: Mode, model: ChatModel,
             runtime = build_agent(model, hub=hub, mode=mode, policy=Policy(yes_all=True),
                                   limits=settings.limits,
                                   sandbox_limits=settings.sandbox_limits,
-                                  search_cache=paths.embeddings_cache())
+                                  search_cache=paths.embeddings_cache(),
+                                  experience=settings.experience)
             recorder = None
             if db is not None:
                 from deskmate.app.store import Recorder
