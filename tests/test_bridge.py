@@ -104,3 +104,18 @@ def test_the_head_start_search_gives_each_matching_server_its_best_tool():
     # fetch scores over half the best: its best tool comes up; git's (0.2) does not.
     tools = [line.split("(")[0] for line in bridge.search_tools("q", 3, servers=True)]
     assert tools == ["filesystem.write_0", "fetch.fetch", "filesystem.write_1"]
+
+
+def test_a_web_address_given_as_a_path_is_refused_with_where_pages_come_from():
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    url = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}
+    catalog = Catalog.from_specs([ToolSpec("filesystem", "list_directory", "", schema),
+                                  ToolSpec("fetch", "fetch", "", url)])
+    calls = []
+    bridge = ToolBridge(catalog, lambda *args, **kwargs: calls.append(args), Policy(yes_all=True))
+    with pytest.raises(BridgeError, match=r"'path' takes a path, and 'http://h/p.html' is a web "
+                                          r"address: get web pages with fetch\.fetch\(url: str\)"):
+        bridge.call_tool("filesystem", "list_directory", [], {"path": "http://h/p.html"})
+    with pytest.raises(BridgeError, match="web address"):  # eager mode's calls too
+        bridge.call_json("filesystem", "list_directory", {"path": "https://h/"})
+    assert calls == [] and bridge.calls == 0

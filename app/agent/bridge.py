@@ -51,6 +51,8 @@ PATH_ERRORS = (
     (re.compile(r"ENOENT|no such file or directory", re.I), ("list_directory", "search_files"),
      "nothing is at that path; see what its folder holds with"),
 )
+WEB_URL = re.compile(r"https?://", re.I)
+PATH_WORDS = ("path", "file", "filename", "dir", "directory", "folder")
 REPEAT_LIMIT = 3  # identical calls allowed per turn before the bridge refuses
 
 
@@ -250,6 +252,7 @@ class ToolBridge:
 
     def _invoke(self, real: str, spec: ToolSpec, sig: Signature,
                 arguments: dict[str, Any], call_id: str | None = None) -> Any:
+        self._refuse_url_as_path(spec, arguments)
         context = self.context
         if self.calls >= context.max_tool_calls:
             self.limit_reached = True
@@ -297,6 +300,21 @@ class ToolBridge:
         self.context.emit(ToolCallFinished(call_id=call_id, server=server, tool=tool,
                                            result=text, is_error=is_error, duration_s=duration,
                                            structured=structured))
+
+    def _refuse_url_as_path(self, spec: ToolSpec, arguments: dict[str, Any]) -> None:
+        """A web address given where a file tool takes a path cannot succeed (the server
+        reads it as a folder of the workspace): say where web pages come from instead."""
+        for key, value in arguments.items():
+            if not (isinstance(value, str) and WEB_URL.match(value)):
+                continue
+            if not (key.lower().endswith(PATH_WORDS) or key.lower() in ("source", "destination")):
+                continue
+            web = next(((server, sig) for (server, _), (_, sig) in self._tools.items()
+                        if any(p.name == "url" for p in sig.params)), None)
+            how = (f"{py_identifier(web[0])}.{web[1].call_text()}" if web
+                   else 'search_tools("fetch a web page")')
+            raise BridgeError(f"{spec.name}'s {key!r} takes a path, and {value!r} is a web "
+                              f"address: get web pages with {how}")
 
     def _docs(self, server: str, sig: Signature) -> str:
         """The tool's documentation, the first time it fails in a turn: the compact
