@@ -50,7 +50,7 @@ from deskmate.app.llm import ChatMessage, ModelError  # noqa: E402
 from deskmate.app.llm.llamacpp import LlamaCppModel  # noqa: E402
 from deskmate.app.llm.registry import resolve_model  # noqa: E402
 from deskmate.tools.catalog import Catalog  # noqa: E402
-from deskmate.tools.index import build_index  # noqa: E402
+from deskmate.tools.index import build_index, signature_listing  # noqa: E402
 from deskmate.tools.policy import Policy  # noqa: E402
 from deskmate.tools.search import DenseIndex, DenseUnavailable, ToolSearch, load_embedder  # noqa: E402
 from deskmate.tools.signatures import signature  # noqa: E402
@@ -153,7 +153,9 @@ def costs(catalog: Catalog, search: ToolSearch, queries: list[dict[str, Any]],
         found = count(repr(bridge.search_tools(row["query"], k=5))) if hits else 0
         typical.append(index_tokens + found + (help_of(hits[0]) if hits else 0))
         every.append(index_tokens + sum(help_of(hit) for hit in hits))
-    return {"index": index_tokens, "loaded_p50": int(statistics.median(typical)),
+    # Every signature listed instead of the index: the agent does so up to 1,000 tokens.
+    return {"index": index_tokens, "signature_listing": count(signature_listing(catalog)),
+            "loaded_p50": int(statistics.median(typical)),
             "loaded_p90": int(statistics.quantiles(typical, n=10)[-1]),
             "loaded_5sigs_p50": int(statistics.median(every))}
 
@@ -214,7 +216,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                               "queries": len(queries), "index_budget": args.budget,
                               "servers_at": {}, "eager_tokens": {}, "index_tokens": {},
                               "loaded_tokens_p50": {}, "loaded_tokens_p90": {},
-                              "loaded_5sigs_p50": {}}
+                              "loaded_5sigs_p50": {}, "signature_listing_tokens": {}}
     for size in SIZES:
         sub = catalog if size is None else catalog.scaled(size)
         key = "all" if size is None else str(size)
@@ -225,6 +227,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["loaded_tokens_p50"][key] = c["loaded_p50"]
         result["loaded_tokens_p90"][key] = c["loaded_p90"]
         result["loaded_5sigs_p50"][key] = c["loaded_5sigs_p50"]
+        result["signature_listing_tokens"][key] = c["signature_listing"]
     best = results[search_mode]
     result.update(search_mode=search_mode, recall_at_1=best["recall_at_1"],
                   recall_at_5=best["recall_at_5"], recall_at_10=best["recall_at_10"],
