@@ -104,8 +104,9 @@ class AgentConfig:
     index_tokens: int = _field(
         600, "Token budget of the server index in the system prompt.", min=50)
     experience: bool = _field(
-        True, "Show, after a request, the code that solved the most similar earlier one "
-        "(turns you rated up, eval tasks that passed) as an example.")
+        False, "Show, after a request, the code that solved the most similar earlier one "
+        "(turns you rated up, eval tasks that passed) as an example. Off by default: on "
+        "held-out eval tasks it has not helped the small models yet (benchmarks/RESULTS.md).")
     signature_tokens: int = _field(
         1000, "Token budget for listing every tool's signature in the system prompt when "
         "the whole catalog fits (0: the index only, signatures loaded on demand).", min=0)
