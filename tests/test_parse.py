@@ -76,3 +76,12 @@ def test_closed_code_block():
 def test_never_raises(text):
     assert isinstance(parse_reply(text), CodeAction | FinalAnswer | Malformed)
 
+
+
+def test_a_failed_cell_is_told_by_its_error_line_even_after_printed_output():
+    from deskmate.app.agent.parse import failed_output
+
+    assert failed_output("Output:\nError: Traceback ...")
+    assert failed_output("Output:\npartial\nError: KeyError: 'city'")
+    assert not failed_output("Output:\n{'content': 'ok'}")
+    assert not failed_output("Error: not a cell's output")

@@ -23,10 +23,10 @@ from deskmate.app.agent.actions import Actions, Stop, Turn
 from deskmate.app.agent.bridge import CallContext, ToolBridge
 from deskmate.app.agent.parse import (
     AFTER_ERROR,
-    OUTPUT_PREFIX,
     TOOLS_FOUND,
     UNREAD_DATA,
     FinalAnswer,
+    failed_output,
     is_feedback,
     parse_reply,
 )
@@ -107,8 +107,7 @@ class Agent:
         self._request, self._checked = "", False  # this turn's task; its check was made
         # Solved earlier requests to show one of as an example (code mode); None: none.
         self.experience: Experience | None = None
-        # The last cell failed; the check of an answer given right after one was made.
-        self._failed, self._error_checked = False, False
+        self._error_checked = False  # the check of an answer right after an error was made
 
     def run(self, task: str, cancel: threading.Event | None = None) -> Iterator[ev.AgentEvent]:
         cancel = cancel or threading.Event()
@@ -130,7 +129,7 @@ class Agent:
                                          cancel=turn.interrupt()))
         self.actions.new_turn()
         self._request, self._checked = task, False
-        self._failed, self._error_checked = False, False
+        self._error_checked = False
         status: ev.TurnStatus = "max_steps"
         try:
             for step in range(1, self.limits.max_steps + 1):
@@ -175,15 +174,7 @@ class Agent:
             yield ev.Observation(step=step, content=check, status="error", duration_s=0.0)
             yield turn.append(ChatMessage("user", check))
             return False
-        acting = self.actions.act(step, reply, turn)
-        while True:  # passes the action's events on, noting whether its cell failed
-            try:
-                event = next(acting)
-            except StopIteration as done:
-                return bool(done.value)
-            if isinstance(event, ev.Observation) and event.content.startswith(OUTPUT_PREFIX):
-                self._failed = event.status != "ok"
-            yield event
+        return (yield from self.actions.act(step, reply, turn))
 
     def _recall(self, task: str) -> Iterator[ev.AgentEvent]:
         """The code that solved a similar earlier request, as a note after this one."""
@@ -224,9 +215,11 @@ class Agent:
 
     def _answers_after_error(self, reply: str) -> bool:
         """A code-mode final answer right after a cell that failed, once a turn."""
-        if self.actions.mode != "code" or self._error_checked or not self._failed:
+        if self.actions.mode != "code" or self._error_checked or not self.transcript:
             return False
-        return isinstance(parse_reply(reply), FinalAnswer)
+        last = self.transcript[-1]
+        return (last.role == "user" and failed_output(last.content)
+                and isinstance(parse_reply(reply), FinalAnswer))
 
     def _append(self, message: ChatMessage) -> ev.MessageAppended:
         self.transcript.append(message)

@@ -54,6 +54,12 @@ EXAMPLE_PREFIX = ("An earlier request like this one was solved by this code (its
 TOOLS_FOUND = "Tools that match this request (call one by name with the request's values):\n"
 
 
+def failed_output(content: str) -> bool:
+    """A cell's observation that reports an error (actions_code.observation writes any
+    printed output first, then ``Error: ...`` on a line of its own)."""
+    return content.startswith(OUTPUT_PREFIX) and "\nError: " in content
+
+
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX))

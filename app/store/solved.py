@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 from deskmate.app.store.db import Database
 
-ERROR_OUTPUT = "Output:\nError:"  # how a failed cell's observation starts (actions_code)
-
 
 @dataclass(frozen=True)
 class SolvedTurn:
@@ -26,7 +24,7 @@ class SolvedTurn:
 
 def solved_turns(db: Database, limit: int = 2000) -> list[SolvedTurn]:
     """The most recent solved code-mode turns, newest first."""
-    from deskmate.app.agent.parse import CodeAction, parse_reply
+    from deskmate.app.agent.parse import CodeAction, failed_output, parse_reply
 
     rows = db.execute(
         "SELECT t.session_id, t.turn, t.user_message, t.final_answer FROM turns t "
@@ -50,7 +48,8 @@ def solved_turns(db: Database, limit: int = 2000) -> list[SolvedTurn]:
             if role != "assistant" or after is None:
                 continue
             parsed = parse_reply(content)
-            if isinstance(parsed, CodeAction) and not after[1].startswith(ERROR_OUTPUT):
+            # (a cell that printed, then failed, is not clean either)
+            if isinstance(parsed, CodeAction) and not failed_output(after[1]):
                 cells.append(parsed.code)
         if cells:
             solved.append(SolvedTurn(session_id, turn, request, tuple(cells), answer))
