@@ -15,6 +15,7 @@ import pytest
 from conftest import TEST_SERVERS, toy_server
 
 from deskmate.tools.hub import Hub, ServerConfig, ServerUnavailable, ToolCancelled, ToolTimeout
+from deskmate.tools.hub.results import ContentItem, ToolResult
 
 pytestmark = pytest.mark.slow
 
@@ -105,9 +106,26 @@ def test_calls_return_text_and_structured_values(hub):
     now = hub.call("time", "get_current_time", {"timezone": "Europe/Paris"})
     assert now.value()["timezone"] == "Europe/Paris" and not now.is_error
     path = str(hub.workdir / "notes.txt")
-    text = hub.call("filesystem", "read_text_file", {"path": path}).text
-    assert "hello from the filesystem server" in text
+    read = hub.call("filesystem", "read_text_file", {"path": path})
+    assert "hello from the filesystem server" in read.text
+    # The server's {"content": text} comes back as the text itself.
+    assert isinstance(read.value(), str) and read.value() == read.text
     assert hub.call("toy", "add", {"a": 2, "b": 40}).value() == 42
+
+
+@pytest.mark.parametrize(("structured", "text", "expected"), [
+    (None, '{"a": 1}', {"a": 1}),  # JSON text decodes
+    (None, "plain words", "plain words"),
+    ({"result": [1, 2]}, "[1, 2]", [1, 2]),  # FastMCP's wrapper comes off
+    ({"content": "line 1\nline 2"}, "line 1\nline 2", "line 1\nline 2"),  # one string field
+    ({"content": '{"k": 2}'}, '{"k": 2}', '{"k": 2}'),  # a file's JSON text stays text
+    ({"entities": []}, "{}", {"entities": []}),  # one field that is not text stays
+    ({"path": "a", "size": 3}, "", {"path": "a", "size": 3}),
+])
+def test_value_unwraps_wrappers(structured, text, expected):
+    result = ToolResult("s", "t", content=(ContentItem("text", text=text),),
+                        structured=structured)
+    assert result.value() == expected
 
 
 def test_tool_errors_are_results(hub):

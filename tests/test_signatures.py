@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.schema_types import type_text
-from deskmate.tools.signatures import Param, Signature, py_identifier, signature, summary_line
+from deskmate.tools.signatures import (
+    Param,
+    Signature,
+    py_identifier,
+    return_type,
+    signature,
+    summary_line,
+)
 from deskmate.tools.spec import ToolSpec
 
 TOOLSPACE = Path(__file__).resolve().parents[1].parent / "shared" / "toolspace"
@@ -401,3 +408,24 @@ def test_generated_schemas_give_valid_signatures(props: dict, required: list, de
 def test_generated_types_are_python_expressions(schema: Any) -> None:
     text = type_text(schema, {"$defs": {"A": schema, "B": {"$ref": "#/$defs/A"}}})
     ast.parse(text, mode="eval")
+
+
+@pytest.mark.parametrize(("output_schema", "expected"), [
+    (None, "Any"),
+    ({"type": "object", "properties": {"result": {"type": "integer"}}}, "int"),
+    # The filesystem server's wrapper: ToolResult.value() hands back the string.
+    ({"type": "object", "properties": {"content": {"type": "string"}},
+      "required": ["content"]}, "str"),
+    ({"type": "object", "properties": {"text": {"$ref": "#/$defs/T"}},
+      "$defs": {"T": {"type": "string"}}}, "str"),
+    # One field that is not a string stays an object: its name says what the list holds.
+    ({"type": "object", "properties": {"entities": {"type": "array",
+                                                    "items": {"type": "string"}}},
+      "required": ["entities"]}, '{"entities": list[str]}'),
+    ({"type": "object", "properties": {"path": {"type": "string"},
+                                       "size": {"type": "integer"}},
+      "required": ["path", "size"]}, '{"path": str, "size": int}'),
+])
+def test_return_type_reads_the_result_as_value_unwraps_it(output_schema: Any,
+                                                          expected: str) -> None:
+    assert return_type(output_schema) == expected

@@ -65,8 +65,8 @@ def signature_listing(catalog: Catalog) -> str:
         lines.append(f"{head} — {info.summary}:" if info.summary else f"{head}:")
         for spec in catalog.tools(info.name):
             sig = signature(spec)
-            # What a call returns, where the tool declares it: code that indexes into
-            # {"content": str} as if it were the text fails otherwise.
+            # What a call returns, where the tool declares it: a small model otherwise
+            # guesses the shape (a dict where it gets text, or the reverse).
             returns = f" -> {sig.returns}" if sig.returns != "Any" else ""
             lines.append(f"  {sig.call_text()}{returns}"
                          + (f" — {sig.summary}" if sig.summary else ""))

@@ -10,7 +10,8 @@
 
 Types are the readable text of ``tools.schema_types``. The return type is the tool's
 ``outputSchema`` read the way ``ToolResult.value()`` unwraps the result: an object reads as
-``{"path": str, "size": int}``, FastMCP's ``{"result": X}`` wrapper as ``X``; a tool that
+``{"path": str, "size": int}``, FastMCP's ``{"result": X}`` wrapper as ``X``, an object of
+one string field as ``str``; a tool that
 declares no schema returns ``Any``. Parameter names that are not
 Python identifiers (``api-version``, ``from``, ``$meta``) get stable identifiers, and
 ``Signature.to_arguments`` maps a call's keyword arguments back to the JSON names. The
@@ -181,7 +182,8 @@ def return_type(output_schema: Any) -> str:
 
     ``ToolResult.value()`` hands back structured content, with FastMCP's wrapper
     ``{"result": X}`` taken off: the type says the same, so ``count(text) -> int`` rather
-    than ``-> {"result": int}``.
+    than ``-> {"result": int}``; an object of one string field (``{"content": str}``)
+    reads as ``str``.
     """
     if not isinstance(output_schema, dict) or not output_schema:
         return "Any"
@@ -189,6 +191,12 @@ def return_type(output_schema: Any) -> str:
     props = schema.get("properties") if isinstance(schema, dict) else None
     if isinstance(props, dict) and list(props) == ["result"]:
         schema = props["result"]
+    elif isinstance(props, dict) and len(props) == 1:
+        # One string field is the text itself (ToolResult.value() hands back the string).
+        (field,) = props.values()
+        target = deref(field, output_schema)
+        if isinstance(target, dict) and target.get("type") == "string":
+            return "str"
     return type_text(schema, output_schema, max_chars=RETURN_CHARS)
 
 

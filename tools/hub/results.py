@@ -64,12 +64,25 @@ class ToolResult:
             # FastMCP wraps non-object returns as {"result": ...}.
             if isinstance(self.structured, dict) and list(self.structured) == ["result"]:
                 return self.structured["result"]
-            return self.structured
+            # An object whose one field is a string is that text wrapped (the filesystem
+            # server's {"content": "..."} for a file read or a listing): a small model
+            # reads it as the text it asked for, so it gets the string.
+            text = text_wrapper(self.structured)
+            return self.structured if text is None else text
         text = self.text
         try:
             return json.loads(text)
         except (json.JSONDecodeError, ValueError):
             return text
+
+
+def text_wrapper(structured: Any) -> str | None:
+    """The string of a one-field object such as ``{"content": "..."}``; None otherwise."""
+    if isinstance(structured, dict) and len(structured) == 1:
+        (value,) = structured.values()
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def from_mcp(server: str, tool: str, result: Any, duration_s: float) -> ToolResult:
