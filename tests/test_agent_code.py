@@ -258,6 +258,38 @@ def test_an_answer_about_the_users_data_before_any_tool_ran_is_checked_once(hub)
     assert events[-1].status == "answered" and events[-1].steps == 1
 
 
+def test_a_change_reported_done_when_no_tool_changed_anything_is_checked_once(tmp_path):
+    from deskmate.app.agent.parse import UNCHANGED
+
+    with Hub([toy_server("notes", "annotated.py")], tmp_path) as notes:
+        assert notes.start()[0].status == "ready"
+        events, _, runtime = run(notes, [
+            py("print(notes.read_note(key='a'))"), "Final answer: The note is deleted.",
+            py("print(notes.delete_note(key='a'))"), "Final answer: Deleted."],
+            task="Read note a, then delete it.", head_start=0)
+        checks = [o.content for o in of(events, ev.Observation) if o.content == UNCHANGED]
+        assert len(checks) == 1 and runtime.agent.turns == 1
+        assert of(events, ev.FinalAnswer)[0].text == "Deleted." and events[-1].tool_calls == 2
+        # Once a turn; and a question, or an answer after the change, is taken as it is.
+        events, _, _ = run(notes, [py("print(notes.read_note(key='a'))"), "Final answer: a",
+                                   "Final answer: b"], task="Delete note a.", head_start=0)
+        assert of(events, ev.FinalAnswer)[0].text == "b" and events[-1].steps == 3
+        # After the check for unread data asked for a tool and none ran, no second check.
+        events, _, _ = run(notes, ["Final answer: a", "Final answer: b"],
+                           task="Delete note a.", head_start=0)
+        assert of(events, ev.FinalAnswer)[0].text == "b" and events[-1].steps == 2
+        events, _, _ = run(notes, [py("print(notes.read_note(key='a'))"), "Final answer: x"],
+                           task="What does note a say?", head_start=0)
+        assert events[-1].steps == 2
+
+
+def test_without_read_only_marks_no_answer_is_held_for_a_missing_change(hub):
+    # The toy server marks nothing read-only: no call can be told to have changed nothing.
+    events, _, _ = run(hub, [py("print(toy.add(a=1, b=2))"), "Final answer: saved"],
+                       task="Add 1 and 2 and save the sum.")
+    assert events[-1].status == "answered" and events[-1].steps == 2
+
+
 def test_the_head_start_shows_the_best_matching_tools_before_step_one(hub):
     events, model, runtime = run(hub, ["Final answer: 5"], task="Add 2 and 3 with the tool",
                                  signature_tokens=0)

@@ -97,6 +97,7 @@ class ToolBridge:
         self.search_cache = search_cache
         self.context = CallContext()
         self.calls = 0  # calls this turn that ran (refused ones do not count)
+        self.changes = 0  # of those, calls that succeeded to a tool not marked read-only
         self.limit_reached = False  # a call this turn was refused for max_tool_calls
         self._seen: Counter[str] = Counter()
         self._documented: set[tuple[str, str]] = set()  # tools whose docs an error showed
@@ -122,7 +123,7 @@ class ToolBridge:
 
     def new_turn(self, context: CallContext = CallContext()) -> None:
         """Forget the previous turn's calls; report and limit this turn's by ``context``."""
-        self.calls = 0
+        self.calls = self.changes = 0
         self.limit_reached = False
         self._seen.clear()
         self._documented.clear()
@@ -167,6 +168,11 @@ class ToolBridge:
             return self._read(uri).text
         except Exception as exc:  # the hub's ToolCallError family
             raise BridgeError(str(exc)) from exc
+
+    def marks_read_only(self) -> bool:
+        """Whether any connected tool says it only reads (so the others may change
+        things): without such marks, no call can be told to have changed nothing."""
+        return any(spec.read_only for spec in self.catalog)
 
     def search_tools(self, query: str, k: int = 5, *, reading: bool = False,
                      servers: bool = False) -> list[str]:
@@ -293,6 +299,8 @@ class ToolBridge:
         if result.is_error:
             raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}"
                               + (self._path_hint(real, result.text) or self._docs(real, sig)))
+        if not spec.read_only:
+            self.changes += 1
         return result.value()  # decoded from JSON: the sandbox can send it back as is
 
     def _finished(self, call_id: str, server: str, tool: str, text: str, is_error: bool,

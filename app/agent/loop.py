@@ -24,6 +24,7 @@ from deskmate.app.agent.bridge import CallContext, ToolBridge
 from deskmate.app.agent.parse import (
     AFTER_ERROR,
     TOOLS_FOUND,
+    UNCHANGED,
     UNREAD_DATA,
     FinalAnswer,
     failed_output,
@@ -55,6 +56,13 @@ USER_DATA = re.compile(
     r"|sql|db|sqlite|cfg|conf)\b|\b(?:files?|folders?|director(?:y|ies)|repo(?:sitory)?|"
     r"commits?|branch(?:es)?|database|tables?|memory|graph|records?|notes?|inbox|logs?|"
     r"server|environment)\b", re.I)
+
+# A request for a change: a sentence (or a clause after "and", "then", "please") that
+# starts with a verb that writes, moves, records or deletes something.
+CHANGES = re.compile(
+    r"(?:^|[.;:!?]\s+|,\s*|\b(?:and|then|please|also)\s+)(?:set|write|save|create|add|append|"
+    r"rename|move|delete|remove|update|commit|replace|fix|change|edit|bump|store|record|"
+    r"copy|stage|tag|mark|insert|put|make|link|connect|correct)\b", re.I | re.M)
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,7 @@ class Agent:
         # Solved earlier requests to show one of as an example (code mode); None: none.
         self.experience: Experience | None = None
         self._error_checked = False  # the check of an answer right after an error was made
+        self._change_checked = False  # the check of an answer that changed nothing was made
 
     def run(self, task: str, cancel: threading.Event | None = None) -> Iterator[ev.AgentEvent]:
         cancel = cancel or threading.Event()
@@ -129,7 +138,7 @@ class Agent:
                                          cancel=turn.interrupt()))
         self.actions.new_turn()
         self._request, self._checked = task, False
-        self._error_checked = False
+        self._error_checked = self._change_checked = False
         status: ev.TurnStatus = "max_steps"
         try:
             for step in range(1, self.limits.max_steps + 1):
@@ -169,6 +178,10 @@ class Agent:
         elif self._answers_after_error(reply):
             # ... or give up after one failed call, restating the error as the answer.
             self._error_checked, check = True, AFTER_ERROR
+        elif self._answers_unchanged(reply):
+            # ... or report a change as done when no tool made it (read the file, then
+            # "The version has been set to 2.0.0.").
+            self._change_checked, check = True, UNCHANGED
         if check:
             yield turn.append(ChatMessage("assistant", reply))
             yield ev.Observation(step=step, content=check, status="error", duration_s=0.0)
@@ -220,6 +233,17 @@ class Agent:
         last = self.transcript[-1]
         return (last.role == "user" and failed_output(last.content)
                 and isinstance(parse_reply(reply), FinalAnswer))
+
+    def _answers_unchanged(self, reply: str) -> bool:
+        """A code-mode final answer, once a turn, to a request for a change, when no call
+        to a tool that may change things succeeded (and the tools say which only read)."""
+        if (self.actions.mode != "code" or self._change_checked or self.bridge.changes
+                or not CHANGES.search(self._request)):
+            return False
+        if self._checked and not self.bridge.calls:
+            return False  # asked for a tool once already, and still none ran: no second nag
+        return (isinstance(parse_reply(reply), FinalAnswer)
+                and self.bridge.marks_read_only())
 
     def _append(self, message: ChatMessage) -> ev.MessageAppended:
         self.transcript.append(message)

@@ -47,6 +47,12 @@ UNREAD_DATA = ("That answer came before any tool returned data. Write the code t
 AFTER_ERROR = ("That answer came right after an error, so it is not from the data. Read the "
                "error, fix the code (another tool, or the arguments the signature names) "
                "and run it; then answer from its output.")
+# The one check before a final answer to a request for a change when no tool that changes
+# anything has run in the turn (app/agent/loop.py).
+UNCHANGED = ("Nothing has been changed yet: no tool that writes or changes anything ran in "
+             "this turn. Write the code that calls the tool for the change the request asks "
+             "for (by name, with the values from the request) and print its result; then "
+             "answer.")
 # Starts the example recalled from an earlier solved request (experience.py).
 EXAMPLE_PREFIX = ("An earlier request like this one was solved by this code (its values were "
                   "that request's; use this one's):\n")
@@ -63,7 +69,7 @@ def failed_output(content: str) -> bool:
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX))
-            or content in (EMPTY_REPLY, EMPTY_CODE, UNREAD_DATA, AFTER_ERROR))
+            or content in (EMPTY_REPLY, EMPTY_CODE, UNREAD_DATA, AFTER_ERROR, UNCHANGED))
 
 
 def closed_code_block(text: str) -> int | None:
