@@ -302,6 +302,17 @@ def test_the_head_start_shows_the_best_matching_tools_before_step_one(hub):
     assert [m.role for m in model.calls[0]] == ["system", "user"]
 
 
+def test_the_head_start_finds_a_tool_for_each_step_of_the_request(tmp_path):
+    # Each step's words find its own tool: the note reader for the first, the deleter for
+    # the second, where one search for the whole request could show either alone.
+    with Hub([toy_server("notes", "annotated.py")], tmp_path) as notes:
+        assert notes.start()[0].status == "ready"
+        _, model, _ = run(notes, ["Final answer: done"], signature_tokens=0, head_start=2,
+                          task="Read the note called a, and then delete the note called a.")
+        found = model.calls[0][2].content
+        assert "notes.read_note(key: str)" in found and "notes.delete_note(key: str)" in found
+
+
 def test_an_answer_right_after_a_failed_cell_is_checked_once(hub):
     # Small models restate the error as the answer; once a turn the loop asks for the fix.
     events, _, runtime = run(hub, [

@@ -49,7 +49,10 @@ if TYPE_CHECKING:
 # head start puts tools that only read first.
 ASKS = re.compile(r"\?\s*$|^\s*(?:who|what|which|where|when|why|how|is|are|does|do|did|"
                   r"can|list|show|find|look\s+up|tell|count|get|read)\b", re.I | re.M)
+URL = re.compile(r"[(\[<\"']?[a-z][a-z0-9+.-]*://", re.I)
 HEAD_START_QUERY = 160  # characters of the request the head start searches with
+# Where a request's steps part: sentence ends, and "and" / "then" between clauses.
+CLAUSE_BREAK = re.compile(r"[.;!?](?:\s+|$)|,?\s+\b(?:and|then)\s+", re.I)
 # A request that refers to the user's data: a path, a file name, or a store of records.
 USER_DATA = re.compile(
     r"(?:^|\s)[~.]?/\w|\b\w+\.(?:txt|md|csv|json|jsonl|ya?ml|toml|ini|log|py|js|ts|html|xml"
@@ -63,6 +66,27 @@ CHANGES = re.compile(
     r"(?:^|[.;:!?]\s+|,\s*|\b(?:and|then|please|also)\s+)(?:set|write|save|create|add|append|"
     r"rename|move|delete|remove|update|commit|replace|fix|change|edit|bump|store|record|"
     r"copy|stage|tag|mark|insert|put|make|link|connect|correct)\b", re.I | re.M)
+
+
+def head_start_query(task: str) -> str:
+    """The request as a tool search reads it best: a URL is the words "web page URL" (its
+    host and port match nothing; what it needs is a tool that fetches), a path is its last
+    part (folders are noise; a file name is not)."""
+    words = []
+    for word in task.split():
+        if URL.match(word):
+            words.append("web page URL")
+        else:
+            words.append(re.sub(r"^\S*/", "", word))
+    return " ".join(" ".join(words).split())[:HEAD_START_QUERY]
+
+
+def clauses(query: str) -> list[str]:
+    """The steps of a request: its sentences and the parts joined by "and"/"then", those
+    of three words or more; none when the request is one step."""
+    parts = [" ".join(p.split()) for p in CLAUSE_BREAK.split(query)]
+    parts = [p for p in parts if len(p.split()) >= 3]
+    return parts if len(parts) > 1 else []
 
 
 @dataclass(frozen=True)
@@ -205,14 +229,22 @@ class Agent:
             return
         if not self.bridge.catalog.servers():
             return
-        # A path's folders are noise to the search; its last part (a file name) is not.
-        query = " ".join(re.sub(r"^(?!\w+://)\S*/", "", word) for word in task.split())
-        query = " ".join(query.split())[:HEAD_START_QUERY]
+        # A question's words often match tools that change things; a request for a change
+        # that starts "Read ... and store ..." is not a question.
+        reading = bool(ASKS.search(task)) and not CHANGES.search(task)
+        k = self.limits.head_start
         try:
-            found = self.bridge.search_tools(query, self.limits.head_start,
-                                             reading=bool(ASKS.search(task)), servers=True)
+            # A request of several steps ("fetch the page and write the file") needs a tool
+            # per step, and the words of one step drown the other's in a search for the
+            # whole: each clause's best tool first, then the whole request's.
+            found: list[str] = []
+            for clause in clauses(head_start_query(task))[:k]:
+                found += self.bridge.search_tools(clause, 1, reading=reading)
+            found += self.bridge.search_tools(head_start_query(task), k, reading=reading,
+                                              servers=True)
         except Exception:  # a search that fails costs the head start, not the turn
             return
+        found = list(dict.fromkeys(found))[:k]
         if found:
             yield self._append(ChatMessage("user", TOOLS_FOUND + "\n".join(found)))
 
