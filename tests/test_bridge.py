@@ -128,6 +128,7 @@ def test_the_head_start_query_reads_a_url_as_a_web_page_and_a_path_as_its_file()
         "Count the open items at web page URL")
     assert head_start_query("Sum the numbers in /tmp/ws/data/numbers.csv please") == (
         "Sum the numbers in numbers.csv please")
+    assert head_start_query("Get https://h/a.txt, save it") == "Get web page URL, save it"
     assert len(head_start_query("word " * 100)) <= 160
 
 
@@ -136,6 +137,8 @@ def test_the_head_start_query_reads_a_url_as_a_web_page_and_a_path_as_its_file()
      ["Fetch the page web page URL", "write prices.txt with the cheapest"]),
     ("Read the file notes.md. Then add a line to it; keep the rest",
      ["Read the file notes.md", "Then add a line to it", "keep the rest"]),
+    ("Download the page web page URL, save it as a.txt in the repository, and commit it to git",
+     ["Download the page web page URL", "save it as a.txt in the repository", "commit it to git"]),
     ("What time is it in Tokyo?", []),  # one step: the whole request is the query
     ("Tom and Ann live in Oslo", []),  # too short a part is not a step
 ])

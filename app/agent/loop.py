@@ -51,8 +51,8 @@ ASKS = re.compile(r"\?\s*$|^\s*(?:who|what|which|where|when|why|how|is|are|does|
                   r"can|list|show|find|look\s+up|tell|count|get|read)\b", re.I | re.M)
 URL = re.compile(r"[(\[<\"']?[a-z][a-z0-9+.-]*://", re.I)
 HEAD_START_QUERY = 160  # characters of the request the head start searches with
-# Where a request's steps part: sentence ends, and "and" / "then" between clauses.
-CLAUSE_BREAK = re.compile(r"[.;!?](?:\s+|$)|,?\s+\b(?:and|then)\s+", re.I)
+# Where a request's steps part: sentence ends, commas, and "and" / "then" between clauses.
+CLAUSE_BREAK = re.compile(r"[.;!?](?:\s+|$)|,\s+(?:and\s+|then\s+)?|\s+\b(?:and|then)\s+", re.I)
 # A request that refers to the user's data: a path, a file name, or a store of records.
 USER_DATA = re.compile(
     r"(?:^|\s)[~.]?/\w|\b\w+\.(?:txt|md|csv|json|jsonl|ya?ml|toml|ini|log|py|js|ts|html|xml"
@@ -74,16 +74,16 @@ def head_start_query(task: str) -> str:
     part (folders are noise; a file name is not)."""
     words = []
     for word in task.split():
-        if URL.match(word):
-            words.append("web page URL")
+        if URL.match(word):  # (what ends a clause after it stays: "…/a.txt, save it")
+            words.append("web page URL" + re.sub(r"^.*?([,;]?)$", r"\1", word))
         else:
             words.append(re.sub(r"^\S*/", "", word))
     return " ".join(" ".join(words).split())[:HEAD_START_QUERY]
 
 
 def clauses(query: str) -> list[str]:
-    """The steps of a request: its sentences and the parts joined by "and"/"then", those
-    of three words or more; none when the request is one step."""
+    """The steps of a request: its sentences and the parts set off by commas or joined by
+    "and"/"then", those of three words or more; none when the request is one step."""
     parts = [" ".join(p.split()) for p in CLAUSE_BREAK.split(query)]
     parts = [p for p in parts if len(p.split()) >= 3]
     return parts if len(parts) > 1 else []
