@@ -322,6 +322,12 @@ def test_an_answer_right_after_a_failed_cell_is_checked_once(hub):
     assert [o.status for o in observations] == ["error", "error", "ok"]
     assert "right after an error" in observations[1].content
     assert of(events, ev.FinalAnswer)[0].text == "3" and runtime.agent.turns == 1
+    # An answer that copies an earlier error's traceback is checked the same way.
+    events, _, _ = run(hub, [
+        py("toy.add(a='one', b=2)"), py("print(1)"),
+        "Final answer: Error: Traceback (most recent call last): ...", "Final answer: 1"])
+    assert "right after an error" in of(events, ev.Observation)[-1].content
+    assert of(events, ev.FinalAnswer)[0].text == "1"
     # Once a turn: the second answer after another failure is taken.
     events, _, _ = run(hub, [py("toy.add(a='x', b=2)"), "Final answer: a",
                              py("toy.add(a='y', b=2)"), "Final answer: b"])

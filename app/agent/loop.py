@@ -60,6 +60,8 @@ USER_DATA = re.compile(
     r"commits?|branch(?:es)?|database|tables?|memory|graph|records?|notes?|inbox|logs?|"
     r"server|environment)\b", re.I)
 
+# An error report, as the sandbox writes one; an answer holding it restates an error.
+TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*Error: ", re.M)
 # A request for a change: a sentence (or a clause after "and", "then", "please") that
 # starts with a verb that writes, moves, records or deletes something.
 CHANGES = re.compile(
@@ -236,12 +238,13 @@ class Agent:
         try:
             # A request of several steps ("fetch the page and write the file") needs a tool
             # per step, and the words of one step drown the other's in a search for the
-            # whole: each clause's best tool first, then the whole request's.
-            found: list[str] = []
+            # whole: the whole request's best tool, each step's, then the whole's others.
+            whole = self.bridge.search_tools(head_start_query(task), k, reading=reading,
+                                             servers=True)
+            found = whole[:1]
             for clause in clauses(head_start_query(task))[:k]:
                 found += self.bridge.search_tools(clause, 1, reading=reading)
-            found += self.bridge.search_tools(head_start_query(task), k, reading=reading,
-                                              servers=True)
+            found += whole
         except Exception:  # a search that fails costs the head start, not the turn
             return
         found = list(dict.fromkeys(found))[:k]
@@ -259,12 +262,17 @@ class Agent:
         return bool(USER_DATA.search(self._request))
 
     def _answers_after_error(self, reply: str) -> bool:
-        """A code-mode final answer right after a cell that failed, once a turn."""
+        """A code-mode final answer right after a cell that failed, or that copies an
+        error's report, once a turn."""
         if self.actions.mode != "code" or self._error_checked or not self.transcript:
             return False
+        parsed = parse_reply(reply)
+        if not isinstance(parsed, FinalAnswer):
+            return False
         last = self.transcript[-1]
-        return (last.role == "user" and failed_output(last.content)
-                and isinstance(parse_reply(reply), FinalAnswer))
+        # (an answer that is an earlier error's traceback, copied, is one too)
+        return (last.role == "user" and failed_output(last.content)) or bool(
+            TRACEBACK.search(parsed.text))
 
     def _answers_unchanged(self, reply: str) -> bool:
         """A code-mode final answer, once a turn, to a request for a change, when no call
