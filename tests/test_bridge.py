@@ -120,29 +120,3 @@ def test_a_web_address_given_as_a_path_is_refused_with_where_pages_come_from():
         bridge.call_json("filesystem", "list_directory", {"path": "https://h/"})
     assert calls == [] and bridge.calls == 0
 
-
-def test_the_head_start_query_reads_a_url_as_a_web_page_and_a_path_as_its_file():
-    from deskmate.app.agent.loop import head_start_query
-
-    assert head_start_query("Count the open items at http://127.0.0.1:8080/api/s.json?") == (
-        "Count the open items at web page URL")
-    assert head_start_query("Sum the numbers in /tmp/ws/data/numbers.csv please") == (
-        "Sum the numbers in numbers.csv please")
-    assert head_start_query("Get https://h/a.txt, save it") == "Get web page URL, save it"
-    assert len(head_start_query("word " * 100)) <= 160
-
-
-@pytest.mark.parametrize(("request_", "expected"), [
-    ("Fetch the page web page URL and write prices.txt with the cheapest",
-     ["Fetch the page web page URL", "write prices.txt with the cheapest"]),
-    ("Read the file notes.md. Then add a line to it; keep the rest",
-     ["Read the file notes.md", "Then add a line to it", "keep the rest"]),
-    ("Download the page web page URL, save it as a.txt in the repository, and commit it to git",
-     ["Download the page web page URL", "save it as a.txt in the repository", "commit it to git"]),
-    ("What time is it in Tokyo?", []),  # one step: the whole request is the query
-    ("Tom and Ann live in Oslo", []),  # too short a part is not a step
-])
-def test_a_request_splits_into_its_steps(request_, expected):
-    from deskmate.app.agent.loop import clauses
-
-    assert clauses(request_) == expected

@@ -10,7 +10,6 @@ data as it is.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Generator, Iterator
@@ -31,6 +30,14 @@ from deskmate.app.agent.parse import (
     is_feedback,
     parse_reply,
 )
+from deskmate.app.agent.request import (
+    asks_for_change,
+    asks_for_information,
+    clauses,
+    copies_an_error,
+    head_start_query,
+    names_user_data,
+)
 from deskmate.app.llm.base import (
     ChatMessage,
     ChatModel,
@@ -44,52 +51,6 @@ from deskmate.tools.sandbox import SandboxError
 
 if TYPE_CHECKING:
     from deskmate.app.agent.experience import Experience
-
-# A request that asks for information (a question, or "list/show/find/look up ..."): the
-# head start puts tools that only read first.
-ASKS = re.compile(r"\?\s*$|^\s*(?:who|what|which|where|when|why|how|is|are|does|do|did|"
-                  r"can|list|show|find|look\s+up|tell|count|get|read)\b", re.I | re.M)
-URL = re.compile(r"[(\[<\"']?[a-z][a-z0-9+.-]*://", re.I)
-HEAD_START_QUERY = 160  # characters of the request the head start searches with
-# Where a request's steps part: sentence ends, commas, and "and" / "then" between clauses.
-CLAUSE_BREAK = re.compile(r"[.;!?](?:\s+|$)|,\s+(?:and\s+|then\s+)?|\s+\b(?:and|then)\s+", re.I)
-# A request that refers to the user's data: a path, a file name, or a store of records.
-USER_DATA = re.compile(
-    r"(?:^|\s)[~.]?/\w|\b\w+\.(?:txt|md|csv|json|jsonl|ya?ml|toml|ini|log|py|js|ts|html|xml"
-    r"|sql|db|sqlite|cfg|conf)\b|\b(?:files?|folders?|director(?:y|ies)|repo(?:sitory)?|"
-    r"commits?|branch(?:es)?|database|tables?|memory|graph|records?|notes?|inbox|logs?|"
-    r"server|environment)\b", re.I)
-
-# An error report, as the sandbox writes one; an answer holding it restates an error.
-TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*Error: ", re.M)
-# A request for a change: a sentence (or a clause after "and", "then", "please") that
-# starts with a verb that writes, moves, records or deletes something.
-CHANGES = re.compile(
-    r"(?:^|[.;:!?]\s+|,\s*|\b(?:and|then|please|also)\s+)(?:set|write|save|create|add|append|"
-    r"rename|move|delete|remove|update|commit|replace|fix|change|edit|bump|store|record|"
-    r"copy|stage|tag|mark|insert|put|make|link|connect|correct)\b", re.I | re.M)
-
-
-def head_start_query(task: str) -> str:
-    """The request as a tool search reads it best: a URL is the words "web page URL" (its
-    host and port match nothing; what it needs is a tool that fetches), a path is its last
-    part (folders are noise; a file name is not)."""
-    words = []
-    for word in task.split():
-        if URL.match(word):  # (what ends a clause after it stays: "…/a.txt, save it")
-            words.append("web page URL" + re.sub(r"^.*?([,;]?)$", r"\1", word))
-        else:
-            words.append(re.sub(r"^\S*/", "", word))
-    return " ".join(" ".join(words).split())[:HEAD_START_QUERY]
-
-
-def clauses(query: str) -> list[str]:
-    """The steps of a request: its sentences and the parts set off by commas or joined by
-    "and"/"then", those of three words or more; none when the request is one step."""
-    parts = [" ".join(p.split()) for p in CLAUSE_BREAK.split(query)]
-    parts = [p for p in parts if len(p.split()) >= 3]
-    return parts if len(parts) > 1 else []
-
 
 @dataclass(frozen=True)
 class AgentLimits:
@@ -233,16 +194,16 @@ class Agent:
             return
         # A question's words often match tools that change things; a request for a change
         # that starts "Read ... and store ..." is not a question.
-        reading = bool(ASKS.search(task)) and not CHANGES.search(task)
+        reading = asks_for_information(task) and not asks_for_change(task)
         k = self.limits.head_start
         try:
             # A request of several steps ("fetch the page and write the file") needs a tool
             # per step, and the words of one step drown the other's in a search for the
             # whole: the whole request's best tool, each step's, then the whole's others.
-            whole = self.bridge.search_tools(head_start_query(task), k, reading=reading,
-                                             servers=True)
+            query = head_start_query(task)
+            whole = self.bridge.search_tools(query, k, reading=reading, servers=True)
             found = whole[:1]
-            for clause in clauses(head_start_query(task))[:k]:
+            for clause in clauses(query)[:k]:
                 found += self.bridge.search_tools(clause, 1, reading=reading)
             found += whole
         except Exception:  # a search that fails costs the head start, not the turn
@@ -259,7 +220,7 @@ class Agent:
             return False
         if not isinstance(parse_reply(reply), FinalAnswer):
             return False
-        return bool(USER_DATA.search(self._request))
+        return names_user_data(self._request)
 
     def _answers_after_error(self, reply: str) -> bool:
         """A code-mode final answer right after a cell that failed, or that copies an
@@ -271,14 +232,14 @@ class Agent:
             return False
         last = self.transcript[-1]
         # (an answer that is an earlier error's traceback, copied, is one too)
-        return (last.role == "user" and failed_output(last.content)) or bool(
-            TRACEBACK.search(parsed.text))
+        return (last.role == "user" and failed_output(last.content)) or copies_an_error(
+            parsed.text)
 
     def _answers_unchanged(self, reply: str) -> bool:
         """A code-mode final answer, once a turn, to a request for a change, when no call
         to a tool that may change things succeeded (and the tools say which only read)."""
         if (self.actions.mode != "code" or self._change_checked or self.bridge.changes
-                or not CHANGES.search(self._request)):
+                or not asks_for_change(self._request)):
             return False
         if self._checked and not self.bridge.calls:
             return False  # asked for a tool once already, and still none ran: no second nag

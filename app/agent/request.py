@@ -1,0 +1,72 @@
+"""What a user's request asks for, read from its words: the loop's head start and its
+checks before an answer (app/agent/loop.py) decide from these.
+
+Plain patterns, not a model: they run before every step, and a miss costs no more than
+the check or the ordering they drive (each check is made once a turn at most).
+"""
+
+from __future__ import annotations
+
+import re
+
+# A request that asks for information (a question, or "list/show/find/look up ..."): the
+# head start puts tools that only read first.
+ASKS = re.compile(r"\?\s*$|^\s*(?:who|what|which|where|when|why|how|is|are|does|do|did|"
+                  r"can|list|show|find|look\s+up|tell|count|get|read)\b", re.I | re.M)
+# A request for a change: a sentence (or a clause after a comma, "and", "then", "please")
+# that starts with a verb that writes, moves, records or deletes something.
+CHANGES = re.compile(
+    r"(?:^|[.;:!?]\s+|,\s*|\b(?:and|then|please|also)\s+)(?:set|write|save|create|add|append|"
+    r"rename|move|delete|remove|update|commit|replace|fix|change|edit|bump|store|record|"
+    r"copy|stage|tag|mark|insert|put|make|link|connect|correct)\b", re.I | re.M)
+# A request that refers to the user's data: a path, a file name, or a store of records.
+USER_DATA = re.compile(
+    r"(?:^|\s)[~.]?/\w|\b\w+\.(?:txt|md|csv|json|jsonl|ya?ml|toml|ini|log|py|js|ts|html|xml"
+    r"|sql|db|sqlite|cfg|conf)\b|\b(?:files?|folders?|director(?:y|ies)|repo(?:sitory)?|"
+    r"commits?|branch(?:es)?|database|tables?|memory|graph|records?|notes?|inbox|logs?|"
+    r"server|environment)\b", re.I)
+# An error report, as the sandbox writes one; an answer holding it restates an error.
+TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*Error: ", re.M)
+
+URL = re.compile(r"[(\[<\"']?[a-z][a-z0-9+.-]*://", re.I)
+HEAD_START_QUERY = 160  # characters of the request the head start searches with
+# Where a request's steps part: sentence ends, commas, and "and" / "then" between clauses.
+CLAUSE_BREAK = re.compile(r"[.;!?](?:\s+|$)|,\s+(?:and\s+|then\s+)?|\s+\b(?:and|then)\s+",
+                          re.I)
+
+
+def asks_for_information(request: str) -> bool:
+    return bool(ASKS.search(request))
+
+
+def asks_for_change(request: str) -> bool:
+    return bool(CHANGES.search(request))
+
+
+def names_user_data(request: str) -> bool:
+    return bool(USER_DATA.search(request))
+
+
+def copies_an_error(answer: str) -> bool:
+    return bool(TRACEBACK.search(answer))
+
+
+def head_start_query(request: str) -> str:
+    """The request as a tool search reads it best: a URL is the words "web page URL" (its
+    host and port match nothing; what it needs is a tool that fetches), a path is its last
+    part (folders are noise; a file name is not)."""
+    words = []
+    for word in request.split():
+        if URL.match(word):  # (what ends a clause after it stays: "…/a.txt, save it")
+            words.append("web page URL" + re.sub(r"^.*?([,;]?)$", r"\1", word))
+        else:
+            words.append(re.sub(r"^\S*/", "", word))
+    return " ".join(" ".join(words).split())[:HEAD_START_QUERY]
+
+
+def clauses(query: str) -> list[str]:
+    """The steps of a request: its sentences and the parts set off by commas or joined by
+    "and"/"then", those of three words or more; none when the request is one step."""
+    parts = [" ".join(p.split()) for p in CLAUSE_BREAK.split(query)]
+    parts = [p for p in parts if len(p.split()) >= 3]
+    return parts if len(parts) > 1 else []

@@ -1,0 +1,63 @@
+"""Reading a request: a question or a change, the user's data named, its steps, and the
+words the head start searches with."""
+
+from __future__ import annotations
+
+import pytest
+
+from deskmate.app.agent.request import (
+    asks_for_change,
+    asks_for_information,
+    clauses,
+    copies_an_error,
+    head_start_query,
+    names_user_data,
+)
+
+
+@pytest.mark.parametrize(("request_", "change"), [
+    ('Set the "version" field of /w/package.json to 2.0.0. Leave the rest as it is.', True),
+    ("Fetch the page and save the price to /tmp/a.txt", True),
+    ("Read notes.md, then append a line", True),
+    ("Who lives in Paris? Add an observation about it.", True),
+    ("Rename a.txt to b.txt", True),
+    ("How many incidents are still open?", False),
+    ("What is in the last commit?", False),
+    ("Which files changed?", False),  # a change asked about, not asked for
+    ("Count the guests in a set of files", False),
+])
+def test_a_request_for_a_change_starts_a_clause_with_a_verb_that_changes(request_, change):
+    assert asks_for_change(request_) is change
+
+
+def test_questions_data_and_errors():
+    assert asks_for_information("List the branches") and asks_for_information("Is it on?")
+    assert not asks_for_information("Rename a.txt to b.txt")
+    assert names_user_data("Sum the numbers in totals.csv")
+    assert names_user_data("What is in the repository at ~/code?")
+    assert not names_user_data("What is 2 + 2?")
+    assert copies_an_error("Error: Traceback (most recent call last):\n  File ...")
+    assert not copies_an_error("The error rate is 2%.")
+
+
+def test_the_head_start_query_reads_a_url_as_a_web_page_and_a_path_as_its_file():
+    assert head_start_query("Count the open items at http://127.0.0.1:8080/api/s.json?") == (
+        "Count the open items at web page URL")
+    assert head_start_query("Sum the numbers in /tmp/ws/data/numbers.csv please") == (
+        "Sum the numbers in numbers.csv please")
+    assert head_start_query("Get https://h/a.txt, save it") == "Get web page URL, save it"
+    assert len(head_start_query("word " * 100)) <= 160
+
+
+@pytest.mark.parametrize(("request_", "expected"), [
+    ("Fetch the page web page URL and write prices.txt with the cheapest",
+     ["Fetch the page web page URL", "write prices.txt with the cheapest"]),
+    ("Read the file notes.md. Then add a line to it; keep the rest",
+     ["Read the file notes.md", "Then add a line to it", "keep the rest"]),
+    ("Download the page web page URL, save it as a.txt in the repository, and commit it to git",
+     ["Download the page web page URL", "save it as a.txt in the repository", "commit it to git"]),
+    ("What time is it in Tokyo?", []),  # one step: the whole request is the query
+    ("Tom and Ann live in Oslo", []),  # too short a part is not a step
+])
+def test_a_request_splits_into_its_steps(request_, expected):
+    assert clauses(request_) == expected
