@@ -85,3 +85,20 @@ def test_a_failed_cell_is_told_by_its_error_line_even_after_printed_output():
     assert failed_output("Output:\npartial\nError: KeyError: 'city'")
     assert not failed_output("Output:\n{'content': 'ok'}")
     assert not failed_output("Error: not a cell's output")
+
+
+def test_code_before_a_closing_fence_whose_opening_was_dropped_runs():
+    # After an error, small models restate it, then write the fix and close a fence they
+    # never opened; the fix runs (a signature copied from the error's documentation does
+    # not), and text with a stray fence and no call stays the answer.
+    reply = ("Error: Traceback (most recent call last):\n  File \"<cell 1>\", line 2\n"
+             "ToolError: git.git_commit failed: No changes staged for commit.\n"
+             "The tool's documentation:\ndef git_commit(repo_path: str, message: str) -> Any:\n"
+             "    \"\"\"Records changes to the repository\"\"\"\n\n# Stage first\n"
+             "git.git_add(repo_path=\"/r\", files=[\"a.md\"])\n"
+             "git.git_commit(repo_path=\"/r\", message=\"Add a\")\n```")
+    parsed = parse_reply(reply)
+    assert isinstance(parsed, CodeAction)
+    assert parsed.code.startswith('"""Records') and parsed.code.endswith('message="Add a")')
+    assert "def git_commit" not in parsed.code and "ToolError" in parsed.thought
+    assert isinstance(parse_reply("The answer is 42.\n```"), FinalAnswer)

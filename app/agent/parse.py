@@ -95,22 +95,30 @@ def parse_reply(text: str) -> Parsed:
         if not code.strip():
             return Malformed(EMPTY_CODE)
         return CodeAction(thought=stripped[: fence.start()].strip(), code=code)
+    if stripped.endswith("```"):
+        # A closing fence whose opening one was dropped (often after an error the reply
+        # restates): the code is what runs up to it, however much text comes first.
+        return bare_code(stripped[:-3].rstrip(), thought_lines=None) or FinalAnswer(stripped)
     return bare_code(stripped) or FinalAnswer(stripped)
 
 
-def bare_code(text: str) -> CodeAction | None:
+def bare_code(text: str, thought_lines: int | None = 4) -> CodeAction | None:
     """``text`` as a code action when, after at most a few lines of thought, the rest is
     Python that calls something (``server.tool(...)``, ``print(...)``): small models drop
     the fence, and taking the call for the final answer ends the turn with nothing done.
     Prose almost never parses as Python, and a value alone (``42``, ``q3.csv``) calls
-    nothing, so answers stay answers."""
+    nothing, so answers stay answers. ``thought_lines``: how many lines of thought may
+    come first (None: any number)."""
     lines = text.split("\n")
-    for start in range(min(len(lines), 4)):
+    for start in range(len(lines) if thought_lines is None else min(len(lines),
+                                                                     thought_lines)):
         code = "\n".join(lines[start:]).strip()
         try:
             tree = ast.parse(code)
         except (SyntaxError, ValueError):
             continue
+        if thought_lines is None and tree.body and isinstance(tree.body[0], ast.FunctionDef):
+            continue  # a tool's signature copied from an error's documentation, not code
         if any(_acts(node) for node in ast.walk(tree)):
             return CodeAction(thought="\n".join(lines[:start]).strip(), code=code)
         return None
