@@ -334,6 +334,14 @@ def test_an_answer_right_after_a_failed_cell_is_checked_once(hub):
     assert of(events, ev.FinalAnswer)[0].text == "b" and events[-1].steps == 4
 
 
+def test_an_answer_followed_by_the_tool_calls_of_its_fix_runs_them(hub):
+    events, _, _ = run(hub, [
+        "Final answer: add them with the tool:\n```python\nprint(toy.add(a=2, b=3))\n```",
+        "Final answer: 5"])
+    assert of(events, ev.CodeAction)[0].code == "print(toy.add(a=2, b=3))"
+    assert of(events, ev.FinalAnswer)[0].text == "5" and events[-1].tool_calls == 1
+
+
 def test_a_call_without_a_fence_runs_as_code(hub):
     events, _, _ = run(hub, ["I will add them.\ntoy.add(a=2, b=3)", "Final answer: 5"])
     assert of(events, ev.CodeAction)[0].code == "toy.add(a=2, b=3)"

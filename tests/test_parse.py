@@ -102,3 +102,17 @@ def test_code_before_a_closing_fence_whose_opening_was_dropped_runs():
     assert parsed.code.startswith('"""Records') and parsed.code.endswith('message="Add a")')
     assert "def git_commit" not in parsed.code and "ToolError" in parsed.thought
     assert isinstance(parse_reply("The answer is 42.\n```"), FinalAnswer)
+
+
+def test_an_answer_that_writes_tool_calls_for_its_fix_runs_them():
+    reply = ("Final answer: The file is not staged yet. Stage it first, then commit:\n\n"
+             "```python\ngit.git_add(repo_path=\"/r\", files=[\"a.md\"])\n"
+             "git.git_commit(repo_path=\"/r\", message=\"Add a\")\n```")
+    parsed = parse_reply(reply, objects={"git", "filesystem"})
+    assert isinstance(parsed, CodeAction) and parsed.code.startswith("git.git_add(")
+    assert parsed.thought.startswith("Final answer: The file is not staged")
+    # Without the session's servers, or with a snippet that calls none of them, it is the
+    # answer (code written for the user).
+    assert isinstance(parse_reply(reply), FinalAnswer)
+    snippet = "Final answer: Use this:\n```python\nimport os\nprint(os.listdir('.'))\n```"
+    assert isinstance(parse_reply(snippet, objects={"git"}), FinalAnswer)

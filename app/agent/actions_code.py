@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Generator
+from collections.abc import Callable, Collection, Generator
 from typing import Any, Protocol
 
 from deskmate.app.agent import events as ev
@@ -44,8 +44,10 @@ class CodeActions:
     mode: Mode = "code"
     tools: tuple[dict[str, Any], ...] = ()  # the tools live in the sandbox, not the template
 
-    def __init__(self, sandbox: Sandbox) -> None:
+    def __init__(self, sandbox: Sandbox,
+                 objects: Callable[[], Collection[str]] = frozenset) -> None:
         self.sandbox = sandbox
+        self.objects = objects  # the servers' names in the sandbox, now (they can change)
         self._cells: Counter[str] = Counter()  # this turn's cells, for the repetition guard
 
     def stop_at(self, reply: str) -> int | None:
@@ -58,7 +60,7 @@ class CodeActions:
 
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
         yield turn.append(ChatMessage("assistant", reply))
-        parsed = parse_reply(reply)
+        parsed = parse_reply(reply, self.objects())
         if isinstance(parsed, FinalAnswer):
             yield ev.FinalAnswer(step=step, text=parsed.text)
             return True

@@ -132,6 +132,10 @@ class ToolBridge:
     def new_step(self, step: int) -> None:
         self.context = replace(self.context, step=step)
 
+    def objects(self) -> frozenset[str]:
+        """The names the sandbox's code calls tools through (one per server)."""
+        return frozenset(self._servers)
+
     def namespace(self) -> dict[str, Any]:
         servers: dict[str, list[str]] = {py: [] for py in self._servers}
         by_server = {name: py for py, name in self._servers.items()}

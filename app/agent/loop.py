@@ -26,6 +26,7 @@ from deskmate.app.agent.parse import (
     UNCHANGED,
     UNREAD_DATA,
     FinalAnswer,
+    Parsed,
     failed_output,
     is_feedback,
     parse_reply,
@@ -218,7 +219,7 @@ class Agent:
         if (self.actions.mode != "code" or self._checked or self.bridge.calls
                 or not self.bridge.catalog.servers()):
             return False
-        if not isinstance(parse_reply(reply), FinalAnswer):
+        if not isinstance(self._parse(reply), FinalAnswer):
             return False
         return names_user_data(self._request)
 
@@ -227,7 +228,7 @@ class Agent:
         error's report, once a turn."""
         if self.actions.mode != "code" or self._error_checked or not self.transcript:
             return False
-        parsed = parse_reply(reply)
+        parsed = self._parse(reply)
         if not isinstance(parsed, FinalAnswer):
             return False
         last = self.transcript[-1]
@@ -243,8 +244,12 @@ class Agent:
             return False
         if self._checked and not self.bridge.calls:
             return False  # asked for a tool once already, and still none ran: no second nag
-        return (isinstance(parse_reply(reply), FinalAnswer)
+        return (isinstance(self._parse(reply), FinalAnswer)
                 and self.bridge.marks_read_only())
+
+    def _parse(self, reply: str) -> Parsed:
+        """The reply read as the action format reads it (code mode knows the servers)."""
+        return parse_reply(reply, self.bridge.objects() if self.actions.mode == "code" else ())
 
     def _append(self, message: ChatMessage) -> ev.MessageAppended:
         self.transcript.append(message)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 _FENCE = re.compile(r"```[ \t]*(python3?|py)?[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.S | re.I)
@@ -78,7 +79,8 @@ def closed_code_block(text: str) -> int | None:
     return match.end() if match else None
 
 
-def parse_reply(text: str) -> Parsed:
+def parse_reply(text: str, objects: Collection[str] = ()) -> Parsed:
+    """``objects``: the names the session's tools are called through (its servers)."""
     stripped = text.strip()
     if not stripped:
         return Malformed(EMPTY_REPLY)
@@ -88,8 +90,14 @@ def parse_reply(text: str) -> Parsed:
         # A call written before the answer means the answer was made up before the call
         # ran: run the call instead, and the model answers from what it returns.
         before = stripped[:final.start()].strip()
-        return (bare_code(before) if before else None) or FinalAnswer(
-            stripped[final.end():].strip())
+        if before and (code := bare_code(before)):
+            return code
+        if fence and calls_a_tool(fence.group(2), objects):
+            # An "answer" that explains a fix and then writes the tool calls for it: they
+            # have not run, and what they return is what the answer needs.
+            return CodeAction(thought=stripped[:fence.start()].strip(),
+                              code=fence.group(2).strip("\n"))
+        return FinalAnswer(stripped[final.end():].strip())
     if fence:
         code = fence.group(2).strip("\n")
         if not code.strip():
@@ -123,6 +131,20 @@ def bare_code(text: str, thought_lines: int | None = 4) -> CodeAction | None:
             return CodeAction(thought="\n".join(lines[:start]).strip(), code=code)
         return None
     return None
+
+
+def calls_a_tool(code: str, objects: Collection[str]) -> bool:
+    """Whether ``code`` calls a method of one of ``objects`` (``git.git_add(...)``): a
+    snippet written for the user seldom calls the session's own tools."""
+    if not objects:
+        return False
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and isinstance(node.func.value, ast.Name) and node.func.value.id in objects
+               for node in ast.walk(tree))
 
 
 def _acts(node: ast.AST) -> bool:
