@@ -153,9 +153,10 @@ def wrong(task_id: str, mode: str) -> list:
         # answer that no tool read anything for
         return [answer(mode, "138280")] * 2
     if task_id == "git-fix-typo-hash":
-        # commits nothing and makes up a hash
+        # commits nothing and makes up a hash; given again after code mode's check of an
+        # answer to a request for a change that no tool made
         return [lambda m: a("filesystem", "read_text_file", path=workspace_of(m) + "/mail.py"),
-                answer(mode, "Fixed and committed as abc1234")]
+                *[answer(mode, "Fixed and committed as abc1234")] * 2]
     raise KeyError(task_id)
 
 
