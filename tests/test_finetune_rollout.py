@@ -172,8 +172,9 @@ def test_eager_rollout_samples_are_the_models_own_tokens():
 def test_code_rollout_through_the_real_sandbox():
     code = "```python\nprint(fs.read_file(path='a.txt'))\nfs.delete_file(path='a.txt')\n```"
     # The cell failed (the delete was refused), so the first answer after it is checked
-    # once, as in the app; the second is taken.
-    model = RecordingModel([code, "Final answer: it said LIVE", "Final answer: it said LIVE"])
+    # once, as in the app; the second is checked because the delete asked for never ran;
+    # the third is taken.
+    model = RecordingModel([code] + ["Final answer: it said LIVE"] * 3)
     hub = FakeHub()
     rollout = run_rollout(model, "t2", "Read a.txt then delete it", ToolGate(SPECS, hub.call),
                           hub=hub, settings=RolloutSettings(mode="code"))
@@ -181,6 +182,7 @@ def test_code_rollout_through_the_real_sandbox():
     observation = _decode(rollout.samples[1].prompt_ids)
     assert "LIVE read_file done" in observation and "it was not run" in observation
     assert "right after an error" in _decode(rollout.samples[2].prompt_ids)
+    assert "Nothing has been changed yet" in _decode(rollout.samples[3].prompt_ids)
     assert [t for _, t, _ in hub.live] == ["read_file"]
     assert rollout.tool_calls == 2
 
