@@ -26,7 +26,6 @@ from deskmate.app.agent.parse import (
     UNCHANGED,
     UNREAD_DATA,
     FinalAnswer,
-    Parsed,
     failed_output,
     is_feedback,
     parse_reply,
@@ -158,18 +157,7 @@ class Agent:
         """Query the model, then execute the action in its reply; True: it answered."""
         self.bridge.new_step(step)
         reply = yield from self._query(step, turn, tally)
-        check = ""
-        if self._answers_unread(reply):
-            # Small models often answer a question about the user's files or records
-            # from a guess, before any tool ran: ask once whether the data is needed.
-            self._checked, check = True, UNREAD_DATA
-        elif self._answers_after_error(reply):
-            # ... or give up after one failed call, restating the error as the answer.
-            self._error_checked, check = True, AFTER_ERROR
-        elif self._answers_unchanged(reply):
-            # ... or report a change as done when no tool made it (read the file, then
-            # "The version has been set to 2.0.0.").
-            self._change_checked, check = True, UNCHANGED
+        check = self._check(reply)
         if check:
             yield turn.append(ChatMessage("assistant", reply))
             yield ev.Observation(step=step, content=check, status="error", duration_s=0.0)
@@ -213,43 +201,54 @@ class Agent:
         if found:
             yield self._append(ChatMessage("user", TOOLS_FOUND + "\n".join(found)))
 
-    def _answers_unread(self, reply: str) -> bool:
-        """A code-mode final answer, the first of the turn, with no tool call yet, to a
-        request that names a path, a file or a store of the user's data."""
-        if (self.actions.mode != "code" or self._checked or self.bridge.calls
-                or not self.bridge.catalog.servers()):
-            return False
-        if not isinstance(self._parse(reply), FinalAnswer):
-            return False
-        return names_user_data(self._request)
+    def _check(self, reply: str) -> str:
+        """The one check a code-mode final answer gets before it is taken, if any (each
+        kind once a turn); "" to take the reply as it is."""
+        if self.actions.mode != "code":
+            return ""
+        answer = parse_reply(reply, self.bridge.objects())
+        if not isinstance(answer, FinalAnswer):
+            return ""
+        if self._answers_unread():
+            # Small models often answer a question about the user's files or records
+            # from a guess, before any tool ran: ask once whether the data is needed.
+            self._checked = True
+            return UNREAD_DATA
+        if self._answers_after_error(answer):
+            # ... or give up after one failed call, restating the error as the answer.
+            self._error_checked = True
+            return AFTER_ERROR
+        if self._answers_unchanged():
+            # ... or report a change as done when no tool made it (read the file, then
+            # "The version has been set to 2.0.0.").
+            self._change_checked = True
+            return UNCHANGED
+        return ""
 
-    def _answers_after_error(self, reply: str) -> bool:
-        """A code-mode final answer right after a cell that failed, or that copies an
-        error's report, once a turn."""
-        if self.actions.mode != "code" or self._error_checked or not self.transcript:
-            return False
-        parsed = self._parse(reply)
-        if not isinstance(parsed, FinalAnswer):
+    def _answers_unread(self) -> bool:
+        """The first final answer of the turn, with no tool call yet, to a request that
+        names a path, a file or a store of the user's data."""
+        return (not self._checked and not self.bridge.calls
+                and bool(self.bridge.catalog.servers()) and names_user_data(self._request))
+
+    def _answers_after_error(self, answer: FinalAnswer) -> bool:
+        """A final answer right after a cell that failed, or that copies an error's
+        report, once a turn."""
+        if self._error_checked or not self.transcript:
             return False
         last = self.transcript[-1]
-        # (an answer that is an earlier error's traceback, copied, is one too)
         return (last.role == "user" and failed_output(last.content)) or copies_an_error(
-            parsed.text)
+            answer.text)
 
-    def _answers_unchanged(self, reply: str) -> bool:
-        """A code-mode final answer, once a turn, to a request for a change, when no call
-        to a tool that may change things succeeded (and the tools say which only read)."""
-        if (self.actions.mode != "code" or self._change_checked or self.bridge.changes
+    def _answers_unchanged(self) -> bool:
+        """A final answer, once a turn, to a request for a change, when no call to a tool
+        that may change things succeeded (and the tools say which only read)."""
+        if (self._change_checked or self.bridge.changes
                 or not asks_for_change(self._request)):
             return False
         if self._checked and not self.bridge.calls:
             return False  # asked for a tool once already, and still none ran: no second nag
-        return (isinstance(self._parse(reply), FinalAnswer)
-                and self.bridge.marks_read_only())
-
-    def _parse(self, reply: str) -> Parsed:
-        """The reply read as the action format reads it (code mode knows the servers)."""
-        return parse_reply(reply, self.bridge.objects() if self.actions.mode == "code" else ())
+        return self.bridge.marks_read_only()
 
     def _append(self, message: ChatMessage) -> ev.MessageAppended:
         self.transcript.append(message)

@@ -58,7 +58,7 @@ def head_start_query(request: str) -> str:
     words = []
     for word in request.split():
         if URL.match(word):  # (what ends a clause after it stays: "…/a.txt, save it")
-            words.append("web page URL" + re.sub(r"^.*?([,;]?)$", r"\1", word))
+            words.append("web page URL" + (word[-1] if word[-1] in ",;" else ""))
         else:
             words.append(re.sub(r"^\S*/", "", word))
     return " ".join(" ".join(words).split())[:HEAD_START_QUERY]
