@@ -60,10 +60,11 @@ class LetterScorer:
 
     def __init__(self, model_path: Path, top: int) -> None:
         import numpy as np
-        from llama_cpp import Llama
+
+        from deskmate.app.llm.llamacpp_open import open_llama
 
         self.np = np
-        self.llm = Llama(model_path=str(model_path), n_ctx=4096, n_batch=512, verbose=False)
+        self.llm = open_llama(str(model_path), n_ctx=4096, n_batch=512, verbose=False)
         self.letters = [chr(ord("A") + i) for i in range(top)]
         self.ids = [self.llm.tokenize(letter.encode(), add_bos=False)[0]
                     for letter in self.letters]

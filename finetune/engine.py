@@ -123,11 +123,11 @@ class LlamaCppEngine:
 
     def _model(self) -> Any:
         if self._llm is None:
-            import llama_cpp
+            from deskmate.app.llm.llamacpp_open import open_llama
 
             # Counted at every load (once a step): the load changes while a run goes.
             threads = self.threads or idle_threads()
-            self._llm = llama_cpp.Llama(
+            self._llm = open_llama(
                 str(self.gguf), lora_path=str(self._adapter) if self._adapter else None,
                 n_ctx=self.context, n_threads=threads, n_threads_batch=threads,
                 n_gpu_layers=-1, logits_all=False, verbose=False)

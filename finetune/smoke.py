@@ -96,12 +96,12 @@ def _mean(values: list[float]) -> float:
 
 def logit_shift_correlation(policy: Policy, gguf: Path, adapter: Path) -> float:
     """Correlation of (adapter - base) next-token logits: PyTorch vs llama.cpp on Q4."""
-    import llama_cpp
     import numpy as np
     import torch
 
     from deskmate.app.agent.prompt import EAGER_PROMPT
     from deskmate.app.llm.base import ChatMessage
+    from deskmate.app.llm.llamacpp_open import open_llama
 
     ids = policy.encode([ChatMessage("system", EAGER_PROMPT), ChatMessage("user", PROMPTS[0])])
     with torch.no_grad():
@@ -111,7 +111,7 @@ def logit_shift_correlation(policy: Policy, gguf: Path, adapter: Path) -> float:
             base = policy.model(input_ids=x).logits[0, -1].float().numpy()
 
     def last_logits(lora: Path | None) -> np.ndarray:
-        llm = llama_cpp.Llama(str(gguf), lora_path=str(lora) if lora else None, n_ctx=512,
+        llm = open_llama(str(gguf), lora_path=str(lora) if lora else None, n_ctx=512,
                               logits_all=True, verbose=False, n_threads=2)
         try:
             llm.eval(ids)

@@ -162,10 +162,10 @@ def policy(tiny_policy):
 @pytest.fixture(scope="module")
 def llama_logits(tiny_model_path):
     """logits(adapter or None) -> llama.cpp's logits at every prompt position."""
-    import llama_cpp
+    from deskmate.app.llm.llamacpp_open import open_llama
 
     def run(adapter=None):
-        llm = llama_cpp.Llama(model_path=str(tiny_model_path), n_ctx=256, n_threads=2,
+        llm = open_llama(str(tiny_model_path), n_ctx=256, n_threads=2,
                               logits_all=True, lora_path=str(adapter) if adapter else None,
                               verbose=False)
         try:

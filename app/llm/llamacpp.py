@@ -37,6 +37,7 @@ from deskmate.app.llm.gguf_file import (
     check_adapter,
     inspect_gguf,
 )
+from deskmate.app.llm.llamacpp_open import open_llama
 from deskmate.app.llm.stops import StopMatcher
 from deskmate.app.llm.template_tools import template_input
 from deskmate.app.llm.threads import ThreadTuner
@@ -120,8 +121,8 @@ class LlamaCppModel:
         n_threads = threads or cores
         train_ctx = gguf.context_length or context
         try:
-            self._llm = llama_cpp.Llama(
-                model_path=str(gguf.path),
+            self._llm = open_llama(
+                str(gguf.path),
                 n_ctx=min(context, train_ctx) if train_ctx else context,
                 n_batch=batch,
                 n_ubatch=batch,
