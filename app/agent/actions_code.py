@@ -58,6 +58,10 @@ class CodeActions:
     def new_turn(self) -> None:
         self._cells.clear()
 
+    def repeats(self, reply: str) -> bool:
+        parsed = parse_reply(reply, self.objects())
+        return isinstance(parsed, CodeAction) and same_cell(parsed.code) in self._cells
+
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
         yield turn.append(ChatMessage("assistant", reply))
         parsed = parse_reply(reply, self.objects())
@@ -71,8 +75,9 @@ class CodeActions:
             return False
         assert isinstance(parsed, CodeAction)
         yield ev.CodeAction(step=step, thought=parsed.thought, code=parsed.code)
-        self._cells[parsed.code.strip()] += 1
-        if self._cells[parsed.code.strip()] >= turn.repeat_code:
+        cell = same_cell(parsed.code)
+        self._cells[cell] += 1
+        if self._cells[cell] >= turn.repeat_code:
             raise Stop("repetition")
         result = yield from self._execute(parsed.code, turn)
         content = observation(result, turn.observation_chars)
@@ -87,6 +92,14 @@ class CodeActions:
         timeout = min(self.sandbox.limits.cell_timeout_s, max(0.1, turn.seconds_left()))
         return (yield from turn.in_thread(self.sandbox.execute, code, timeout=timeout,
                                           cancel=turn.interrupt()))
+
+
+def same_cell(code: str) -> str:
+    """A cell as the repetition guard compares it: without blank lines, comments on a
+    line of their own, and trailing spaces (a rerun that only reworded a comment is the
+    same attempt)."""
+    lines = (line.rstrip() for line in code.strip().splitlines())
+    return "\n".join(line for line in lines if line and not line.lstrip().startswith("#"))
 
 
 def observation(result: CellResult, budget: int) -> str:
