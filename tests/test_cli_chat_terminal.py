@@ -100,7 +100,9 @@ def env(home):
 
 
 def test_the_terminal_chat_streams_cancels_and_records(env, tiny_model_path):
-    term = Terminal(["chat", "-m", str(tiny_model_path), "-t", "0", "--max-tokens", "400"],
+    # The story runs ~1,500 tokens (seconds on a busy machine) before it ends by itself:
+    # at 400 the tiny model could finish before the Ctrl-C landed.
+    term = Terminal(["chat", "-m", str(tiny_model_path), "-t", "0", "--max-tokens", "2000"],
                     env)
     try:
         at = term.expect(PROMPT)
