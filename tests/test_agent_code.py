@@ -113,8 +113,18 @@ def test_generation_stops_at_the_end_of_the_code_block(hub):
 
 
 def test_repeated_cell_ends_the_turn(hub):
-    # Each repeat is first sampled again (twice), then run; the third run ends the turn.
-    events, model, _ = run(hub, [py("print(1)")] * 7)
+    # The second time, the cell is not run: the model is told so, with the request
+    # again; the third time ends the turn.
+    events, model, _ = run(hub, [py("print(1)")] * 3, task="Print one.")
+    assert events[-1].status == "repetition" and len(model.calls) == 3
+    observations = [o.content for o in of(events, ev.Observation)]
+    assert observations[0] == "Output:\n1" and len(observations) == 2
+    assert observations[1].startswith("Not run: ") and observations[1].endswith("Print one.")
+
+
+def test_repeated_cell_with_resampling_ends_the_turn(hub):
+    # Each repeat is first sampled again (twice); the third occurrence ends the turn.
+    events, model, _ = run(hub, [py("print(1)")] * 7, resample=2)
     assert events[-1].status == "repetition" and len(model.calls) == 7
     assert [e.retried for e in of(events, ev.ModelMessage)] == [False, True, True, False,
                                                                   True, True, False]
@@ -125,7 +135,7 @@ def test_a_repeated_cell_is_sampled_again_not_run(hub):
     # the set-aside reply never reaches the transcript.
     replies = [py("print(1)"), py("# again\nprint(1)\n", "Retry."), py("print(2)"),
                "Final answer: 2"]
-    events, model, runtime = run(hub, replies, temperature=0.0)
+    events, model, runtime = run(hub, replies, temperature=0.0, resample=2)
     assert [e.retried for e in of(events, ev.ModelMessage)] == [False, True, False, False]
     assert [p.temperature for p in model.params] == [0.0, 0.0, 0.8, 0.0]
     assert model.params[2].seed == 1002 and model.params[3].seed is None

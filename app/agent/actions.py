@@ -65,6 +65,7 @@ class Turn:
     repeat_code: int  # the same cell this many times in a turn ends it
     append: Callable[[ChatMessage], ev.MessageAppended]  # to the transcript, as an event
     events: Queue[ev.AgentEvent]  # what the bridge reports, from whichever thread
+    request: str = ""  # the user's message this turn answers
 
     def interrupt(self) -> Interrupt:
         return Interrupt(self.cancel, self.deadline)

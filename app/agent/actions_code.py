@@ -17,6 +17,7 @@ from deskmate.app.agent.actions import Stop, Turn
 from deskmate.app.agent.modes import Mode
 from deskmate.app.agent.parse import (
     OUTPUT_PREFIX,
+    REPEATED,
     CodeAction,
     FinalAnswer,
     Malformed,
@@ -79,6 +80,13 @@ class CodeActions:
         self._cells[cell] += 1
         if self._cells[cell] >= turn.repeat_code:
             raise Stop("repetition")
+        if self._cells[cell] > 1:
+            # Run again, a stuck model's cell fails the same way and it writes it once
+            # more; the request, read again, often shows the step it skipped.
+            content = REPEATED + turn.request
+            yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
+            yield turn.append(ChatMessage("user", content))
+            return False
         result = yield from self._execute(parsed.code, turn)
         content = observation(result, turn.observation_chars)
         yield ev.Observation(step=step, content=content, status=result.status,

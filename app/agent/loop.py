@@ -63,7 +63,7 @@ class AgentLimits:
     repeat_code: int = 3  # the same cell this many times in a turn ends it
     # A reply that repeats a cell already run this turn is set aside and the model asked
     # again, this many times at most, sampling at ``resample_temperature``.
-    resample: int = 2
+    resample: int = 0
     resample_temperature: float = 0.8
     head_start: int = 3  # code mode: tools found for the request, shown before step 1
 
@@ -123,7 +123,7 @@ class Agent:
         turn = Turn(cancel=cancel, deadline=started + self.limits.wall_s,
                     observation_chars=self.limits.observation_chars,
                     repeat_code=self.limits.repeat_code, append=self._append,
-                    events=self._events)
+                    events=self._events, request=task)
         self.bridge.new_turn(CallContext(emit=self._events.put,
                                          max_tool_calls=self.limits.max_tool_calls,
                                          cancel=turn.interrupt()))

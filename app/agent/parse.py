@@ -54,6 +54,11 @@ UNCHANGED = ("Nothing has been changed yet: no tool that writes or changes anyth
              "this turn. Write the code that calls the tool for the change the request asks "
              "for (by name, with the values from the request) and print its result; then "
              "answer.")
+# Answers a cell the model already ran this turn, instead of running it again
+# (actions_code.py); the request follows.
+REPEATED = ("Not run: this is the same code as before in this task, so its output would be "
+            "the same again. Take another way to what the request asks (another tool, other "
+            "arguments, or a step that is still missing). The request: ")
 # Starts the example recalled from an earlier solved request (experience.py).
 EXAMPLE_PREFIX = ("An earlier request like this one was solved by this code (its values were "
                   "that request's; use this one's):\n")
@@ -69,7 +74,7 @@ def failed_output(content: str) -> bool:
 
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
-    return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX))
+    return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED))
             or content in (EMPTY_REPLY, EMPTY_CODE, UNREAD_DATA, AFTER_ERROR, UNCHANGED))
 
 
