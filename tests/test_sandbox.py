@@ -83,6 +83,20 @@ def test_last_expression_value_like_a_notebook(box):
     assert ok(box.execute("_")).value == "6"
 
 
+def test_an_unused_import_of_a_missing_module_is_skipped(box):
+    # Small models open cells with `import requests` out of habit, then call the tools.
+    result = ok(box.execute("import requests\nfrom bs4 import BeautifulSoup as B\n"
+                            "import json\nprint(json.dumps([1]))"))
+    assert result.stdout.splitlines() == [
+        "(skipped `import requests`: not installed here, and nothing in this code uses it)",
+        "(skipped `from bs4 import BeautifulSoup as B`: not installed here, and nothing in "
+        "this code uses it)", "[1]"]
+    # Used, it fails as it would anywhere, with the hint that says what to use instead.
+    used = box.execute("import requests\nrequests.get('http://example.com')")
+    assert used.status == "error" and "No module named 'requests'" in used.error
+    assert ok(box.execute("import os.path")).stdout == ""
+
+
 def test_stdout_is_captured_from_print_stderr_and_the_fd(box):
     result = ok(box.execute(
         "import os, sys\nprint('one')\nprint('two', file=sys.stderr)\nos.write(1, b'three\\n')"))

@@ -8,6 +8,7 @@ turned into a status and an error text trimmed to the cells' own frames.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import linecache
 import traceback
 
@@ -26,6 +27,9 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, state: WorkerState)
     try:
         set_cpu_budget(limits["cpu_s"])
         tree = ast.parse(code, filename, "exec")
+        for skipped in drop_unused_missing_imports(tree):
+            print(f"(skipped `{skipped}`: not installed here, and nothing in this code "
+                  "uses it)")
         last = None
         final = tree.body[-1] if tree.body else None
         if isinstance(final, ast.Expr):  # the value of a last expression is shown
@@ -55,6 +59,41 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, state: WorkerState)
         done["error"] = "; ".join(filter(None, [error, "the sandbox used the CPU time it "
                                                 f"may use in all ({cpu_life()} s)"]))
     return done
+
+
+def drop_unused_missing_imports(tree: ast.Module) -> list[str]:
+    """Take out the cell's top-level imports of modules that are not installed when no
+    name they bind is used in the cell; the statements taken out, as source.
+
+    Small models open a cell with ``import requests`` out of habit and then call the
+    tools anyway: the import alone would fail the whole cell."""
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    skipped, body = [], []
+    for statement in tree.body:
+        if isinstance(statement, ast.Import | ast.ImportFrom) and _unused_and_missing(
+                statement, used):
+            skipped.append(ast.unparse(statement))
+        else:
+            body.append(statement)
+    tree.body = body
+    return skipped
+
+
+def _unused_and_missing(statement: ast.Import | ast.ImportFrom, used: set[str]) -> bool:
+    if isinstance(statement, ast.ImportFrom):
+        if statement.level or not statement.module:
+            return False
+        modules = [statement.module]
+        bound = [alias.asname or alias.name for alias in statement.names]
+    else:
+        modules = [alias.name for alias in statement.names]
+        bound = [alias.asname or alias.name.partition(".")[0] for alias in statement.names]
+    if "*" in bound or any(name in used for name in bound):
+        return False
+    try:
+        return all(importlib.util.find_spec(m.partition(".")[0]) is None for m in modules)
+    except (ImportError, ValueError):
+        return False
 
 
 def format_error(exc: BaseException, toolspace: Toolspace) -> str:
