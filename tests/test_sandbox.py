@@ -330,6 +330,8 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         added = box.execute("{'content': 'a'} + {'content': 'b'}").error
         assert "TypeError" in added and "that value is a dict" in added
         assert "Hint" not in box.execute("[1][0] + 'x'").error
+        indexed = box.execute("for d in 'Allowed:\\n/tmp':\n    d['path']").error
+        assert "that value is a str, not a dict" in indexed and ".splitlines()" in indexed
 
 
 def test_no_handler_means_no_servers(box):

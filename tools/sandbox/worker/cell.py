@@ -66,7 +66,11 @@ def drop_unused_missing_imports(tree: ast.Module) -> list[str]:
     name they bind is used in the cell; the statements taken out, as source.
 
     Small models open a cell with ``import requests`` out of habit and then call the
-    tools anyway: the import alone would fail the whole cell."""
+    tools anyway: the import alone would fail the whole cell. A cell of imports only
+    is left as it is: its names are for the cells after it, so it fails with the hint
+    that says what is installed."""
+    if all(isinstance(s, ast.Import | ast.ImportFrom) for s in tree.body):
+        return []
     used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     skipped, body = [], []
     for statement in tree.body:

@@ -30,6 +30,9 @@ def hint(exc: BaseException, toolspace: Toolspace) -> str:
     if isinstance(exc, KeyError) and exc.args:
         return (f"Hint: there is no key {exc.args[0]!r} there; print() the value to see "
                 "the keys it has\n")
+    if isinstance(exc, TypeError) and str(exc).startswith("string indices must be"):
+        return ("Hint: that value is a str, not a dict or a list (a tool's result is often "
+                "text): print() it first; for its lines use .splitlines()\n")
     if isinstance(exc, TypeError) and "'dict'" in str(exc):
         return ("Hint: that value is a dict (a tool's result often is; its signature says "
                 "what it returns): print() it and use the field you need\n")
