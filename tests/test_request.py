@@ -44,7 +44,10 @@ def test_the_head_start_query_reads_a_url_as_a_web_page_and_a_path_as_its_file()
     assert head_start_query("Count the open items at http://127.0.0.1:8080/api/s.json?") == (
         "Count the open items at web page URL")
     assert head_start_query("Sum the numbers in /tmp/ws/data/numbers.csv please") == (
-        "Sum the numbers in numbers.csv please")
+        "Sum the numbers in the file numbers.csv please")
+    # A file said to be one keeps its word; a folder or a name with no extension is its name.
+    assert head_start_query("Read the file /tmp/a/notes.md") == "Read the file notes.md"
+    assert head_start_query("List /tmp/ws/logs and /tmp/ws/LICENSE") == "List logs and LICENSE"
     assert head_start_query("Get https://h/a.txt, save it") == "Get web page URL, save it"
     assert len(head_start_query("word " * 100)) <= 160
 

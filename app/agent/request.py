@@ -28,6 +28,7 @@ USER_DATA = re.compile(
 # An error report, as the sandbox writes one; an answer holding it restates an error.
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*Error: ", re.M)
 
+FILE_NAME = re.compile(r"[\w.-]+\.[a-z][a-z0-9]{0,4}\b", re.I)
 URL = re.compile(r"[(\[<\"']?[a-z][a-z0-9+.-]*://", re.I)
 HEAD_START_QUERY = 160  # characters of the request the head start searches with
 # Where a request's steps part: sentence ends, commas, and "and" / "then" between clauses.
@@ -54,13 +55,19 @@ def copies_an_error(answer: str) -> bool:
 def head_start_query(request: str) -> str:
     """The request as a tool search reads it best: a URL is the words "web page URL" (its
     host and port match nothing; what it needs is a tool that fetches), a path is its last
-    part (folders are noise; a file name is not)."""
-    words = []
+    part (folders are noise; a file name is not), and a path to a name with an extension
+    is "the file NAME" ("According to /…/sales.csv, which region …" matched the tools
+    that list folders, not the one that reads a file)."""
+    words: list[str] = []
     for word in request.split():
         if URL.match(word):  # (what ends a clause after it stays: "…/a.txt, save it")
             words.append("web page URL" + (word[-1] if word[-1] in ",;" else ""))
-        else:
-            words.append(re.sub(r"^\S*/", "", word))
+            continue
+        name = re.sub(r"^\S*/", "", word)
+        said = words[-1].lower() if words else ""
+        if name != word and FILE_NAME.match(name) and said not in ("file", "files"):
+            name = "the file " + name
+        words.append(name)
     return " ".join(" ".join(words).split())[:HEAD_START_QUERY]
 
 
