@@ -44,7 +44,8 @@ def test_a_file_servers_path_error_names_the_next_call():
                                   ("search_files", "read_text_file", "list_directory")])
     errors = {"/a/users.json": "ENOTDIR: not a directory, scandir '/a/users.json'",
               "/a/gone": "ENOENT: no such file or directory, scandir '/a/gone'",
-              "/a/x": "permission denied"}
+              "/a/x": "permission denied",
+              "A": "ENOENT: no such file or directory, scandir '/a/A'"}
 
     def call(server, tool, arguments, cancel=None, hooks=None):
         return ToolResult(server, tool, (ContentItem("text", text=errors[arguments["path"]]),),
@@ -61,6 +62,12 @@ def test_a_file_servers_path_error_names_the_next_call():
     with pytest.raises(BridgeError) as caught:
         bridge.call_tool("filesystem", "search_files", [], {"path": "/a/x"})
     assert "Hint" not in str(caught.value)
+    # A one-character path: a loop that went over a text character by character.
+    with pytest.raises(BridgeError) as caught:
+        bridge.call_tool("filesystem", "list_directory", [], {"path": "A"})
+    assert "its folder holds" in str(caught.value) and str(caught.value).endswith(
+        "Hint: path='A' is a single character. A for loop over a str goes character by "
+        "character; for a text's lines use .splitlines().")
 
 
 def test_a_tool_that_fails_shows_its_documentation_once_a_turn():

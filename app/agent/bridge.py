@@ -56,6 +56,18 @@ PATH_WORDS = ("path", "file", "filename", "dir", "directory", "folder")
 REPEAT_LIMIT = 3  # identical calls allowed per turn before the bridge refuses
 
 
+def character_hint(arguments: dict[str, Any]) -> str:
+    """For a failed call given a one-character path: the model's loop went over a text
+    result character by character (``for d in list_allowed_directories():`` gives
+    'A', 'l', …) where it meant the text's lines."""
+    for key, value in arguments.items():
+        if (key.lower().endswith(PATH_WORDS) and isinstance(value, str) and len(value) == 1
+                and value not in "./~"):
+            return (f"\nHint: {key}={value!r} is a single character. A for loop over a str "
+                    "goes character by character; for a text's lines use .splitlines().")
+    return ""
+
+
 def new_call_id() -> str:
     """Unique within a session, whatever the bridge: the TUI rebuilds its bridge (resume,
     model switch, server change) while recording into the same session, and the store
@@ -302,7 +314,8 @@ class ToolBridge:
                        result.duration_s, result.structured)
         if result.is_error:
             raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}"
-                              + (self._path_hint(real, result.text) or self._docs(real, sig)))
+                              + (self._path_hint(real, result.text) or self._docs(real, sig))
+                              + character_hint(arguments))
         if not spec.read_only:
             self.changes += 1
         return result.value()  # decoded from JSON: the sandbox can send it back as is
