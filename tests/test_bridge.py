@@ -47,7 +47,12 @@ def test_a_file_servers_path_error_names_the_next_call():
               "/a/x": "permission denied",
               "A": "ENOENT: no such file or directory, scandir '/a/A'"}
 
+    listed = []
+
     def call(server, tool, arguments, cancel=None, hooks=None):
+        if tool == "list_directory" and arguments["path"] == "/a":
+            listed.append(arguments["path"])
+            return ToolResult(server, tool, (ContentItem("text", text="[FILE] users.json"),))
         return ToolResult(server, tool, (ContentItem("text", text=errors[arguments["path"]]),),
                           is_error=True)
 
@@ -57,8 +62,13 @@ def test_a_file_servers_path_error_names_the_next_call():
     assert str(caught.value).endswith(
         "Hint: that path is a file, not a folder; read it with "
         "filesystem.read_text_file(path: str)")
-    with pytest.raises(BridgeError, match=r"its folder holds with filesystem\.list_directory"):
+    # "No such file": the folder above the path, listed with the server's own tool.
+    with pytest.raises(BridgeError) as caught:
         bridge.call_tool("filesystem", "search_files", [], {"path": "/a/gone"})
+    assert str(caught.value).endswith(
+        "its folder holds with filesystem.list_directory(path: str)\n/a holds:\n"
+        "[FILE] users.json")
+    assert listed == ["/a"] and bridge.calls == 3
     with pytest.raises(BridgeError) as caught:
         bridge.call_tool("filesystem", "search_files", [], {"path": "/a/x"})
     assert "Hint" not in str(caught.value)

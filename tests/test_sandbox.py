@@ -81,6 +81,8 @@ def test_last_expression_value_like_a_notebook(box):
     assert ok(box.execute("None")).value is None
     assert ok(box.execute("print('p')")).value is None
     assert ok(box.execute("_")).value == "6"
+    assert ok(box.execute("'one'")).value == "'one'"
+    assert ok(box.execute("'[FILE] a.py\\n[FILE] b.py'")).value == "[FILE] a.py\n[FILE] b.py"
 
 
 def test_an_unused_import_of_a_missing_module_is_skipped(box):

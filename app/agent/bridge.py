@@ -11,6 +11,7 @@ the loop hands over for each turn.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import threading
 import time
@@ -51,6 +52,8 @@ PATH_ERRORS = (
     (re.compile(r"ENOENT|no such file or directory", re.I), ("list_directory", "search_files"),
      "nothing is at that path; see what its folder holds with"),
 )
+MISSING_PATH = PATH_ERRORS[2][0]
+FOLDER_LINES = 30  # of a folder's listing shown after a "no such file" error
 WEB_URL = re.compile(r"https?://", re.I)
 PATH_WORDS = ("path", "file", "filename", "dir", "directory", "folder")
 REPEAT_LIMIT = 3  # identical calls allowed per turn before the bridge refuses
@@ -116,6 +119,7 @@ class ToolBridge:
         self._servers: dict[str, str] = {}  # python name -> server name
         self._tools: dict[tuple[str, str], tuple[ToolSpec, Signature]] = {}
         self._search: ToolSearch | None = None
+        self._listing = False  # a folder is being listed for a "no such file" error
         # (server, tool) the user turned off: absent from the catalog, refused by name.
         self.disabled: frozenset[tuple[str, str]] = frozenset()
         self.retool(catalog)
@@ -315,6 +319,7 @@ class ToolBridge:
         if result.is_error:
             raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}"
                               + (self._path_hint(real, result.text) or self._docs(real, sig))
+                              + self._folder_shown(real, result.text)
                               + character_hint(arguments))
         if not spec.read_only:
             self.changes += 1
@@ -349,6 +354,31 @@ class ToolBridge:
             return ""
         self._documented.add((server, sig.name))
         return f"\nThe tool's documentation:\n{sig.text()}"
+
+    def _folder_shown(self, server: str, error: str) -> str:
+        """For a file server's "no such file or directory": what the folder above that
+        path holds, listed with the server's own tool. A small model that guessed a file
+        name (src/src.py) otherwise spends its next step listing the folder, or guesses
+        again."""
+        if self._listing or not MISSING_PATH.search(error):
+            return ""
+        quoted = re.findall(r"'(/[^']*)'", error)
+        tool = next((t for t in ("list_directory",) if (server, t) in self._tools), None)
+        if not quoted or tool is None:
+            return ""
+        folder = posixpath.dirname(quoted[-1].rstrip("/")) or "/"
+        self._listing = True  # the listing's own failure lists nothing more
+        try:
+            listing = self.call_json(server, tool, {"path": folder})
+        except Exception:  # refused or failed: the hint above still says what to call
+            return ""
+        finally:
+            self._listing = False
+        text = listing if isinstance(listing, str) else json.dumps(listing)
+        lines = text.strip().splitlines()
+        shown = "\n".join(lines[:FOLDER_LINES]) + (
+            f"\n… {len(lines) - FOLDER_LINES} more" if len(lines) > FOLDER_LINES else "")
+        return f"\n{folder} holds:\n{shown}"
 
     def _path_hint(self, server: str, error: str) -> str:
         """The next call for a file server's path errors, which small models answer with

@@ -1,8 +1,9 @@
 """``run_cell``: one cell of code run in the persistent namespace, like a notebook.
 
 The cell is compiled under the name "<cell N>" (its source kept for tracebacks), its
-last expression's value kept in ``_`` and returned as a repr, and whatever it raises
-turned into a status and an error text trimmed to the cells' own frames.
+last expression's value kept in ``_`` and returned as a repr (a text of several lines
+as itself), and whatever it raises turned into a status and an error text trimmed to
+the cells' own frames.
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, state: WorkerState)
             result = eval(compile(last, filename, "eval"), ns)
             if result is not None:
                 ns["_"] = result
-                value = repr(result)
+                # A text of several lines (a file, a listing) reads as itself: its repr
+                # is one line of \n escapes that small models misread.
+                multiline = isinstance(result, str) and "\n" in result.strip()
+                value = result if multiline else repr(result)
     except MemoryError as exc:
         status, error = "memory", _safe_format(exc, "MemoryError: out of memory", state)
     except CPULimitExceeded:
