@@ -77,6 +77,24 @@ def test_code_calls_tools_and_only_printed_output_returns(hub):
     assert events[-1].status == "answered" and events[-1].tool_calls == 2
 
 
+def test_a_cell_that_came_to_nothing_sees_what_the_tools_returned(hub):
+    # Code written against a guessed shape (HTML rows in a plain text) finds nothing:
+    # the start of the result it never printed follows its output, once per tool.
+    code = ("import re\npage = toy.echo(text='| Ada | CTO |\\n| Bo | CEO |')\n"
+            "again = toy.echo(text='| Ada | CTO |')\n"
+            "print(re.findall(r'<td>(.*?)</td>', page))")
+    events, _, _ = run(hub, [py(code), "Final answer: none"])
+    assert of(events, ev.Observation)[0].content == (
+        "Output:\n[]\nNot printed by your code (a look at what the tools returned):\n"
+        "toy.echo returned a str of 26 characters: | Ada | CTO |\n| Bo | CEO |")
+    # Printed, a result is not shown again; a failed cell shows those it did not print.
+    code = "page = toy.echo(text='abc')\nprint(page)\nprint(toy.add(a=400, b=2) + 'x')"
+    events, _, _ = run(hub, [py(code), "Final answer: none"])
+    content = of(events, ev.Observation)[0].content
+    assert "TypeError" in content and "toy.echo returned" not in content
+    assert content.endswith("toy.add returned an int: 402")
+
+
 def test_state_persists_between_cells(hub):
     events, _, _ = run(hub, [py("x = toy.add(a=1, b=1)"), py("print(x * 10)"), "Final answer: 20"])
     assert of(events, ev.Observation)[1].content == "Output:\n20"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Generator
+from collections.abc import Callable, Collection, Generator, Sequence
 from typing import Any, Protocol
 
 from deskmate.app.agent import events as ev
@@ -24,6 +24,7 @@ from deskmate.app.agent.parse import (
     closed_code_block,
     parse_reply,
 )
+from deskmate.app.agent.unprinted import Returned, came_to_nothing, unprinted
 from deskmate.app.llm.base import ChatMessage
 from deskmate.tools.sandbox import CellResult, Limits
 from deskmate.tools.sandbox.capture import truncate_middle as truncate
@@ -46,9 +47,11 @@ class CodeActions:
     tools: tuple[dict[str, Any], ...] = ()  # the tools live in the sandbox, not the template
 
     def __init__(self, sandbox: Sandbox,
-                 objects: Callable[[], Collection[str]] = frozenset) -> None:
+                 objects: Callable[[], Collection[str]] = frozenset,
+                 returned: Callable[[], Sequence[Returned]] = tuple) -> None:
         self.sandbox = sandbox
         self.objects = objects  # the servers' names in the sandbox, now (they can change)
+        self.returned = returned  # what the running cell's tool calls returned
         self._cells: Counter[str] = Counter()  # this turn's cells, for the repetition guard
 
     def stop_at(self, reply: str) -> int | None:
@@ -89,6 +92,10 @@ class CodeActions:
             return False
         result = yield from self._execute(parsed.code, turn)
         content = observation(result, turn.observation_chars)
+        printed = "\n".join(filter(None, (result.stdout, result.value)))
+        if came_to_nothing(result.status, printed) and (
+                note := unprinted(self.returned(), f"{printed}\n{result.error}")):
+            content += "\n" + note
         yield ev.Observation(step=step, content=content, status=result.status,
                              duration_s=result.duration_s)
         yield turn.append(ChatMessage("user", content))

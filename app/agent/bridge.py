@@ -30,6 +30,7 @@ from deskmate.app.agent.events import (
     ToolCallStarted,
 )
 from deskmate.app.agent.tool_news import CallNews
+from deskmate.app.agent.unprinted import Returned
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.policy import ApprovalRequest, Policy
 from deskmate.tools.sandbox import ToolError
@@ -120,6 +121,7 @@ class ToolBridge:
         self._tools: dict[tuple[str, str], tuple[ToolSpec, Signature]] = {}
         self._search: ToolSearch | None = None
         self._listing = False  # a folder is being listed for a "no such file" error
+        self.returned: list[Returned] = []  # what this step's calls returned, in order
         # (server, tool) the user turned off: absent from the catalog, refused by name.
         self.disabled: frozenset[tuple[str, str]] = frozenset()
         self.retool(catalog)
@@ -141,12 +143,14 @@ class ToolBridge:
         """Forget the previous turn's calls; report and limit this turn's by ``context``."""
         self.calls = self.changes = 0
         self.limit_reached = False
+        self.returned = []
         self._seen.clear()
         self._documented.clear()
         self.context = context
 
     def new_step(self, step: int) -> None:
         self.context = replace(self.context, step=step)
+        self.returned = []
 
     def objects(self) -> frozenset[str]:
         """The names the sandbox's code calls tools through (one per server)."""
@@ -323,7 +327,9 @@ class ToolBridge:
                               + character_hint(arguments))
         if not spec.read_only:
             self.changes += 1
-        return result.value()  # decoded from JSON: the sandbox can send it back as is
+        value = result.value()  # decoded from JSON: the sandbox can send it back as is
+        self.returned.append(Returned(f"{py_identifier(real)}.{sig.name}", value))
+        return value
 
     def _finished(self, call_id: str, server: str, tool: str, text: str, is_error: bool,
                   duration: float, structured: Any = None) -> None:

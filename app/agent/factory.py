@@ -107,7 +107,8 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
         sandbox.start()
         index = build_index(catalog, count_tokens_for(model), index_tokens, signature_tokens)
         prompt = code_system_prompt(index)
-        actions = CodeActions(sandbox, objects=bridge.objects)
+        actions = CodeActions(sandbox, objects=bridge.objects,
+                              returned=lambda: bridge.returned)
     elif mode == "eager":
         prompt = EAGER_PROMPT
         actions = EagerActions(bridge)

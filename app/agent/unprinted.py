@@ -1,0 +1,65 @@
+"""What a cell's tool calls returned that its output does not show, as a short look at
+each after the output.
+
+Only what the code prints comes back (the ATLAS way: intermediate results stay in the
+program), so a small model that writes its code against the shape it guesses a result
+has (HTML rows in what is markdown, a dict where there is text) sees an empty list and
+answers "none found". When a cell came to nothing — it failed, printed nothing, or
+printed an empty value — the first few hundred characters of each result it never
+printed show the shape its next cell needs. A cell that printed something else keeps
+the results to itself, and a result it printed is not shown twice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+PREVIEW_CHARS = 300  # of each result
+MAX_RESULTS = 3  # shown after one cell
+HEAD_CHARS = 40  # of a result that, found in the output, counts as printed
+NOTE = "Not printed by your code (a look at what the tools returned):"
+# A line of output that is an empty value, alone or as a field's value ({'entities': []}).
+EMPTY = re.compile(r"""(?:^|[:=]\s*)(?:\[\]|\{\}|\(\)|''|""|None|0)\s*[,}\])]*\s*$""", re.M)
+
+
+def came_to_nothing(status: str, output: str) -> bool:
+    """A cell that failed, printed nothing, or printed an empty value."""
+    return status != "ok" or not output.strip() or bool(EMPTY.search(output))
+
+
+@dataclass(frozen=True)
+class Returned:
+    call: str  # "fetch.fetch": the server's object and the tool, as the code calls it
+    value: Any  # what the call returned to the code
+
+
+def unprinted(returned: Sequence[Returned], shown: str) -> str:
+    """The note on the results in ``returned`` whose start is not in ``shown`` (what
+    the cell printed, its value and its error), one per tool; "" when none."""
+    flat = " ".join(shown.split())
+    lines: list[str] = []
+    seen: set[str] = set()
+    for item in returned:
+        text = item.value if isinstance(item.value, str) else repr(item.value)
+        head = " ".join(text.split())[:HEAD_CHARS]
+        if item.call in seen or not head or head in flat:
+            continue
+        seen.add(item.call)
+        preview = text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS else "")
+        lines.append(f"{item.call} returned {_size(item.value)}: {preview}")
+        if len(lines) == MAX_RESULTS:
+            break
+    return f"{NOTE}\n" + "\n".join(lines) if lines else ""
+
+
+def _size(value: Any) -> str:
+    if isinstance(value, str):
+        return f"a str of {len(value):,} characters"
+    if isinstance(value, list | dict):
+        unit = "keys" if isinstance(value, dict) else "items"
+        return f"a {type(value).__name__} of {len(value):,} {unit}"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
