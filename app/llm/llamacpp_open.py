@@ -35,11 +35,10 @@ def open_llama(model_path: str, **kwargs: Any) -> Llama:
     """``llama_cpp.Llama(model_path, **kwargs)``, with AMX weight buffers off where the
     build would use them (see the module's note)."""
     import llama_cpp
-    import llama_cpp.llama as llama_module
+    import llama_cpp.llama_cpp as binding  # what the constructor reads its defaults from
 
     if not amx_build():
         return llama_cpp.Llama(model_path=model_path, **kwargs)
-    binding = llama_module.llama_cpp  # what the constructor reads its defaults from
     with _swap:
         default = binding.llama_model_default_params
 
