@@ -329,6 +329,30 @@ def test_a_change_reported_done_when_no_tool_changed_anything_is_checked_once(tm
         assert events[-1].steps == 2
 
 
+def test_an_answer_naming_files_nothing_showed_is_checked_once(hub):
+    from deskmate.app.agent.parse import UNSEEN_NAMES
+
+    events, _, runtime = run(hub, [
+        py("print(toy.echo(text='commit 1: Initial commit'))"),
+        "Final answer: It added README.md and notes.txt.",
+        py("print(toy.echo(text='main.go notes.txt'))"),
+        "Final answer: It added main.go and notes.txt.",
+    ], task="Which files did the first commit in /repo add?", head_start=0)
+    checks = [o.content for o in of(events, ev.Observation)
+              if o.content.startswith(UNSEEN_NAMES)]
+    assert len(checks) == 1 and "README.md, notes.txt. Run the code" in checks[0]
+    assert of(events, ev.FinalAnswer)[0].text == "It added main.go and notes.txt."
+    assert runtime.agent.turns == 1
+    # Names the request or a tool's output gave are seen; once a turn; none without calls.
+    events, _, _ = run(hub, [py("print(toy.echo(text='done'))"),
+                             "Final answer: a.csv now holds the total."],
+                       task="Write the total to a.csv", head_start=0)
+    assert events[-1].steps == 2
+    events, _, _ = run(hub, [py("print(toy.echo(text='x'))"), "Final answer: b.md",
+                             "Final answer: c.md"], task="Which file?", head_start=0)
+    assert of(events, ev.FinalAnswer)[0].text == "c.md" and events[-1].steps == 3
+
+
 def test_without_read_only_marks_no_answer_is_held_for_a_missing_change(hub):
     # The toy server marks nothing read-only: no call can be told to have changed nothing.
     events, _, _ = run(hub, [py("print(toy.add(a=1, b=2))"), "Final answer: saved"],

@@ -103,6 +103,30 @@ def test_a_tool_that_fails_shows_its_documentation_once_a_turn():
         bridge.call_tool("time", "get_current_time", [], {"timezone": "Paris"})
 
 
+def test_staging_a_file_that_is_not_there_says_to_write_it_first():
+    from deskmate.tools.hub.results import ContentItem, ToolResult
+
+    def schema(*names):
+        return {"type": "object", "required": list(names),
+                "properties": {n: {"type": "string"} for n in names}}
+
+    catalog = Catalog.from_specs([
+        ToolSpec("git", "git_add", "", schema("repo_path", "files")),
+        ToolSpec("filesystem", "write_file", "", schema("path", "content"))])
+    error = ("Cmd('git') failed due to: exit code(128)\n  cmdline: git add -- LICENSE\n"
+             "  stderr: 'fatal: pathspec 'LICENSE' did not match any files'")
+
+    def call(server, tool, arguments, cancel=None, hooks=None):
+        return ToolResult(server, tool, (ContentItem("text", text=error),), is_error=True)
+
+    bridge = ToolBridge(catalog, call, Policy(yes_all=True))
+    with pytest.raises(BridgeError) as caught:
+        bridge.call_tool("git", "git_add", [], {"repo_path": "/r", "files": "LICENSE"})
+    assert str(caught.value).endswith(
+        "Hint: that file is not in the folder yet: write it first with "
+        "filesystem.write_file(path: str, content: str), then add it.")
+
+
 def test_the_head_start_search_gives_each_matching_server_its_best_tool():
     from deskmate.tools.search import Hit
 

@@ -54,6 +54,8 @@ PATH_ERRORS = (
      "nothing is at that path; see what its folder holds with"),
 )
 MISSING_PATH = PATH_ERRORS[2][0]
+UNMATCHED_PATHSPEC = re.compile(r"pathspec '[^']*' did not match any files", re.I)
+WRITE_FILE_TOOLS = ("write_file", "write_text_file", "create_file")
 FOLDER_LINES = 30  # of a folder's listing shown after a "no such file" error
 WEB_URL = re.compile(r"https?://", re.I)
 PATH_WORDS = ("path", "file", "filename", "dir", "directory", "folder")
@@ -324,6 +326,7 @@ class ToolBridge:
             raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}"
                               + (self._path_hint(real, result.text) or self._docs(real, sig))
                               + self._folder_shown(real, result.text)
+                              + self._write_first(result.text)
                               + character_hint(arguments))
         if not spec.read_only:
             self.changes += 1
@@ -360,6 +363,19 @@ class ToolBridge:
             return ""
         self._documented.add((server, sig.name))
         return f"\nThe tool's documentation:\n{sig.text()}"
+
+    def _write_first(self, error: str) -> str:
+        """For git's "pathspec did not match any files": the file to add is not there
+        yet, and the tool that writes it (on whichever server has one). Small models
+        stage a file the request asked them to create, then stage it again."""
+        if not UNMATCHED_PATHSPEC.search(error):
+            return ""
+        writer = next(((s, sig) for (s, name), (_, sig) in self._tools.items()
+                       if name in WRITE_FILE_TOOLS), None)
+        if writer is None:
+            return ""
+        return ("\nHint: that file is not in the folder yet: write it first with "
+                f"{py_identifier(writer[0])}.{writer[1].call_text()}, then add it.")
 
     def _folder_shown(self, server: str, error: str) -> str:
         """For a file server's "no such file or directory": what the folder above that

@@ -25,6 +25,8 @@ from deskmate.app.agent.parse import (
     TOOLS_FOUND,
     UNCHANGED,
     UNREAD_DATA,
+    UNSEEN_ADVICE,
+    UNSEEN_NAMES,
     FinalAnswer,
     failed_output,
     is_feedback,
@@ -35,6 +37,7 @@ from deskmate.app.agent.request import (
     asks_for_information,
     clauses,
     copies_an_error,
+    file_names,
     head_start_query,
     names_user_data,
 )
@@ -108,6 +111,8 @@ class Agent:
         self.experience: Experience | None = None
         self._error_checked = False  # the check of an answer right after an error was made
         self._change_checked = False  # the check of an answer that changed nothing was made
+        self._names_checked = False  # the check of an answer naming unseen files was made
+        self._turn_start = 0  # where this turn's messages start in the transcript
 
     def run(self, task: str, cancel: threading.Event | None = None) -> Iterator[ev.AgentEvent]:
         cancel = cancel or threading.Event()
@@ -117,6 +122,7 @@ class Agent:
         yield ev.TurnStarted(turn=self.turns, user_message=task)
         if not self.transcript:
             yield self._append(ChatMessage("system", self.system_prompt))
+        self._turn_start = len(self.transcript)
         yield self._append(ChatMessage("user", task))
         yield from self._recall(task)
         yield from self._head_start(task)
@@ -129,7 +135,7 @@ class Agent:
                                          cancel=turn.interrupt()))
         self.actions.new_turn()
         self._request, self._checked = task, False
-        self._error_checked = self._change_checked = False
+        self._error_checked = self._change_checked = self._names_checked = False
         status: ev.TurnStatus = "max_steps"
         try:
             for step in range(1, self.limits.max_steps + 1):
@@ -235,6 +241,11 @@ class Agent:
             # "The version has been set to 2.0.0.").
             self._change_checked = True
             return UNCHANGED
+        if unseen := self._unseen_names(answer):
+            # ... or name files from a guess ("the first commit added README.md" after a
+            # log that lists no files).
+            self._names_checked = True
+            return UNSEEN_NAMES + ", ".join(unseen) + UNSEEN_ADVICE
         return ""
 
     def _answers_unread(self) -> bool:
@@ -251,6 +262,15 @@ class Agent:
         last = self.transcript[-1]
         return (last.role == "user" and failed_output(last.content)) or copies_an_error(
             answer.text)
+
+    def _unseen_names(self, answer: FinalAnswer) -> list[str]:
+        """The file names the answer gives that neither the request nor anything the
+        turn's tools returned showed, once a turn, when tools ran."""
+        if self._names_checked or not self.bridge.calls:
+            return []
+        seen = "\n".join(m.content for m in self.transcript[self._turn_start:]
+                         if m.role in ("user", "tool")).lower()
+        return [name for name in file_names(answer.text) if name.lower() not in seen]
 
     def _answers_unchanged(self) -> bool:
         """A final answer, once a turn, to a request for a change, when no call to a tool

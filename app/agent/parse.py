@@ -54,6 +54,12 @@ UNCHANGED = ("Nothing has been changed yet: no tool that writes or changes anyth
              "this turn. Write the code that calls the tool for the change the request asks "
              "for (by name, with the values from the request) and print its result; then "
              "answer.")
+# The one check before a final answer that names files no tool output nor the request
+# showed (app/agent/loop.py); the names follow.
+UNSEEN_NAMES = ("That answer names files that nothing in this task showed, so they are a "
+                "guess: ")
+UNSEEN_ADVICE = (". Run the code that shows them (list or read with the tools, and print "
+                 "it); then answer from its output.")
 # Answers a cell the model already ran this turn, instead of running it again
 # (actions_code.py); the request follows.
 REPEATED = ("Not run: this is the same code as before in this task, so its output would be "
@@ -74,7 +80,8 @@ def failed_output(content: str) -> bool:
 
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
-    return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED))
+    return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED,
+                                UNSEEN_NAMES))
             or content in (EMPTY_REPLY, EMPTY_CODE, UNREAD_DATA, AFTER_ERROR, UNCHANGED))
 
 

@@ -25,6 +25,12 @@ USER_DATA = re.compile(
     r"|sql|db|sqlite|cfg|conf)\b|\b(?:files?|folders?|director(?:y|ies)|repo(?:sitory)?|"
     r"commits?|branch(?:es)?|database|tables?|memory|graph|records?|notes?|inbox|logs?|"
     r"server|environment)\b", re.I)
+# A file's name as an answer may give one (README.md, src/main.go): a name with a file
+# extension people keep data or code in.
+FILE_NAMED = re.compile(
+    r"(?<![\w.-])[\w][\w-]*(?:\.[\w-]+)*\.(?:txt|md|rst|csv|tsv|json|jsonl|ya?ml|toml|ini|"
+    r"log|py|js|ts|tsx|jsx|go|rs|java|kt|c|h|cpp|hpp|cs|rb|php|sh|html|css|xml|sql|db|"
+    r"sqlite|cfg|conf|env|lock|pdf|png|jpe?g|gif|svg|zip|gz)\b", re.I)
 # An error report, as the sandbox writes one; an answer holding it restates an error.
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*Error: ", re.M)
 
@@ -46,6 +52,11 @@ def asks_for_change(request: str) -> bool:
 
 def names_user_data(request: str) -> bool:
     return bool(USER_DATA.search(request))
+
+
+def file_names(text: str) -> list[str]:
+    """The file names ``text`` gives, in order, each once."""
+    return list(dict.fromkeys(m.group(0) for m in FILE_NAMED.finditer(text)))
 
 
 def copies_an_error(answer: str) -> bool:
