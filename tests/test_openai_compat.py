@@ -29,8 +29,15 @@ def server(tiny_model_path, tmp_path_factory):
     port = free_port()
     # The server logs a lot: a file, not a pipe nobody drains (a full pipe blocks it).
     log = tmp_path_factory.mktemp("server") / "server.log"
+    # llama_cpp.server run as python -m, with the weights kept off AMX tiles where its
+    # build would crash on them (app/llm/llamacpp_open.py).
+    start = ("import runpy, sys\n"
+             "from deskmate.app.llm.llamacpp_open import keep_weights_off_amx\n"
+             "keep_weights_off_amx()\n"
+             "sys.argv[0] = 'llama_cpp.server'\n"
+             "runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(tiny_model_path),
+        [sys.executable, "-c", start, "--model", str(tiny_model_path),
          "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
          "--model_alias", "tiny"],
         stdout=subprocess.DEVNULL, stderr=log.open("w"),

@@ -80,10 +80,10 @@ class CodeActions:
         assert isinstance(parsed, CodeAction)
         yield ev.CodeAction(step=step, thought=parsed.thought, code=parsed.code)
         cell = same_cell(parsed.code)
-        self._cells[cell] += 1
-        if self._cells[cell] >= turn.repeat_code:
+        if self._cells[cell] + 1 >= turn.repeat_code:
             raise Stop("repetition")
-        if self._cells[cell] > 1:
+        if self._cells[cell]:
+            self._cells[cell] += 1
             # Run again, a stuck model's cell fails the same way and it writes it once
             # more; the request, read again, often shows the step it skipped.
             content = REPEATED + turn.request
@@ -91,6 +91,8 @@ class CodeActions:
             yield turn.append(ChatMessage("user", content))
             return False
         result = yield from self._execute(parsed.code, turn)
+        if result.ran:  # a cell the user refused may be asked again
+            self._cells[cell] += 1
         content = observation(result, turn.observation_chars)
         printed = "\n".join(filter(None, (result.stdout, result.value)))
         if came_to_nothing(result.status, printed) and (

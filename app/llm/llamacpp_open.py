@@ -12,6 +12,7 @@ no argument for it, so the constructor gets default model params with it off.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -41,14 +42,28 @@ def open_llama(model_path: str, **kwargs: Any) -> Llama:
         return llama_cpp.Llama(model_path=model_path, **kwargs)
     with _swap:
         default = binding.llama_model_default_params
-
-        def without_extra_buffers():
-            params = default()
-            params.use_extra_bufts = False
-            return params
-
-        binding.llama_model_default_params = without_extra_buffers
+        binding.llama_model_default_params = _without_extra_buffers(default)
         try:
             return llama_cpp.Llama(model_path=model_path, **kwargs)
         finally:
             binding.llama_model_default_params = default
+
+
+def keep_weights_off_amx() -> None:
+    """The same for every model this process loads from now on: for a process that
+    loads models its own way (``llama_cpp.server``, started by the tests as a user's
+    OpenAI-compatible server)."""
+    import llama_cpp.llama_cpp as binding
+
+    if amx_build():
+        binding.llama_model_default_params = _without_extra_buffers(
+            binding.llama_model_default_params)
+
+
+def _without_extra_buffers(default: Callable[[], Any]) -> Callable[[], Any]:
+    def params() -> Any:
+        chosen = default()
+        chosen.use_extra_bufts = False
+        return chosen
+
+    return params

@@ -254,7 +254,7 @@ class Sandbox:
         worker cannot be started at all)."""
         # Asked before the lock: the user may take a while, and close() must not wait.
         if self._gate is not None and (refusal := self._gate.refusal(code, self.isolation)):
-            return CellResult("error", "", refusal, None, 0.0, False)
+            return CellResult("error", "", refusal, None, 0.0, False, ran=False)
         with self._lock:
             began = time.monotonic()
             lost = False  # the worker died between cells: this result says so

@@ -43,6 +43,7 @@ class CellResult:
     value: str | None        # repr of the cell's last expression, None if none
     duration_s: float
     state_lost: bool         # the worker was restarted: variables are gone
+    ran: bool = True         # False: refused before it ran (the user said no)
 
 
 class ToolError(Exception):
