@@ -388,6 +388,19 @@ def test_cpu_limit_stops_the_cell_and_keeps_state():
         assert ok(box.execute("kept")).value == "7"
 
 
+def test_only_the_first_cpu_signal_of_a_cell_ends_it(box):
+    # Past the soft limit the kernel sends SIGXCPU every CPU second; one that came after
+    # the cell had ended killed the worker. The first ends the cell, the rest are ignored.
+    hit = box.execute("import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)")
+    assert hit.status == "timeout" and "CPU time limit exceeded" in hit.error
+    code = ("import os, signal\ntry:\n    os.kill(os.getpid(), signal.SIGXCPU)\n"
+            "except BaseException as exc:\n    print(type(exc).__name__)\n"
+            "os.kill(os.getpid(), signal.SIGXCPU)\nprint('alive')")
+    assert ok(box.execute(code)).stdout == "CPULimitExceeded\nalive\n"
+    # The next cell's budget arms it again.
+    assert box.execute("os.kill(os.getpid(), signal.SIGXCPU)").status == "timeout"
+
+
 @pytest.mark.slow
 def test_a_worker_that_used_its_cpu_time_is_restarted():
     with Sandbox(limits=Limits(cpu_s=1, worker_cpu_s=2)) as box:

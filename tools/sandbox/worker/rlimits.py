@@ -46,8 +46,18 @@ def apply_limits(limits: dict) -> None:
     signal.signal(signal.SIGXCPU, _on_xcpu)
 
 
+# Whether SIGXCPU ends the running cell. Once past the soft limit the kernel sends it
+# again every CPU second, and one that landed after the cell had ended (while the
+# worker sent its result) killed the worker: the first one ends the cell, the rest
+# are ignored until the next cell's budget is set. The hard limit still kills.
+_armed = False
+
+
 def _on_xcpu(signum: int, frame: FrameType | None) -> None:
-    raise CPULimitExceeded
+    global _armed
+    if _armed:
+        _armed = False
+        raise CPULimitExceeded
 
 
 def _cpu_used() -> float:
@@ -63,6 +73,8 @@ def cpu_life() -> int | None:
 
 def set_cpu_budget(seconds: int | None) -> None:
     """The running cell may use ``seconds`` more of CPU; None: lift the cell's budget."""
+    global _armed
+    _armed = seconds is not None
     hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
     life = cpu_life()
     soft = (hard if life is None else life) if seconds is None else (
