@@ -45,15 +45,15 @@ if TYPE_CHECKING:
     from deskmate.tools.search import ToolSearch
 
 # File servers' path errors (Node's and Python's names for them), with what to call next.
+MISSING_PATH = re.compile(r"ENOENT|no such file or directory", re.I)
 PATH_ERRORS = (
     (re.compile(r"ENOTDIR|not a directory", re.I), ("read_text_file", "read_file"),
      "that path is a file, not a folder; read it with"),
     (re.compile(r"EISDIR|is a directory", re.I), ("list_directory", "directory_tree"),
      "that path is a folder; list it with"),
-    (re.compile(r"ENOENT|no such file or directory", re.I), ("list_directory", "search_files"),
+    (MISSING_PATH, ("list_directory", "search_files"),
      "nothing is at that path; see what its folder holds with"),
 )
-MISSING_PATH = PATH_ERRORS[2][0]
 UNMATCHED_PATHSPEC = re.compile(r"pathspec '[^']*' did not match any files", re.I)
 WRITE_FILE_TOOLS = ("write_file", "write_text_file", "create_file")
 FOLDER_LINES = 30  # of a folder's listing shown after a "no such file" error
@@ -385,13 +385,12 @@ class ToolBridge:
         if self._listing or not MISSING_PATH.search(error):
             return ""
         quoted = re.findall(r"'(/[^']*)'", error)
-        tool = next((t for t in ("list_directory",) if (server, t) in self._tools), None)
-        if not quoted or tool is None:
+        if not quoted or (server, "list_directory") not in self._tools:
             return ""
         folder = posixpath.dirname(quoted[-1].rstrip("/")) or "/"
         self._listing = True  # the listing's own failure lists nothing more
         try:
-            listing = self.call_json(server, tool, {"path": folder})
+            listing = self.call_json(server, "list_directory", {"path": folder})
         except Exception:  # refused or failed: the hint above still says what to call
             return ""
         finally:
