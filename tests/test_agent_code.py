@@ -140,29 +140,6 @@ def test_repeated_cell_ends_the_turn(hub):
     assert observations[1].startswith("Not run: ") and observations[1].endswith("Print one.")
 
 
-def test_repeated_cell_with_resampling_ends_the_turn(hub):
-    # Each repeat is first sampled again (twice); the third occurrence ends the turn.
-    events, model, _ = run(hub, [py("print(1)")] * 7, resample=2)
-    assert events[-1].status == "repetition" and len(model.calls) == 7
-    assert [e.retried for e in of(events, ev.ModelMessage)] == [False, True, True, False,
-                                                                  True, True, False]
-
-
-def test_a_repeated_cell_is_sampled_again_not_run(hub):
-    # A comment or blank line more is the same attempt; the new sample's code runs, and
-    # the set-aside reply never reaches the transcript.
-    replies = [py("print(1)"), py("# again\nprint(1)\n", "Retry."), py("print(2)"),
-               "Final answer: 2"]
-    events, model, runtime = run(hub, replies, temperature=0.0, resample=2)
-    assert [e.retried for e in of(events, ev.ModelMessage)] == [False, True, False, False]
-    assert [p.temperature for p in model.params] == [0.0, 0.0, 0.8, 0.0]
-    assert model.params[2].seed == 1002 and model.params[3].seed is None
-    assert [o.content for o in of(events, ev.Observation)] == ["Output:\n1", "Output:\n2"]
-    assert not any("Retry." in m.content for m in runtime.agent.transcript)
-    assert events[-1].status == "answered" and events[-1].model_calls == 4
-    assert events[-1].steps == 3
-
-
 def test_tool_call_limit(hub):
     # Refused calls (here: repeats) do not count; going over the limit ends the turn.
     code = ("for i in [0, 0, 0, 0, 1, 2, 3]:\n    try:\n        toy.echo(text=str(i))\n"

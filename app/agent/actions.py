@@ -108,11 +108,6 @@ class Actions(Protocol):
         """Forget what the previous turn's guards counted."""
         ...
 
-    def repeats(self, reply: str) -> bool:
-        """Whether the reply's action only repeats one already run this turn (the loop
-        then asks the model again rather than run it)."""
-        ...
-
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
         """Append the reply, run its action, append what came back; True: answered."""
         ...

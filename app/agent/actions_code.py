@@ -62,10 +62,6 @@ class CodeActions:
     def new_turn(self) -> None:
         self._cells.clear()
 
-    def repeats(self, reply: str) -> bool:
-        parsed = parse_reply(reply, self.objects())
-        return isinstance(parsed, CodeAction) and same_cell(parsed.code) in self._cells
-
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
         yield turn.append(ChatMessage("assistant", reply))
         parsed = parse_reply(reply, self.objects())

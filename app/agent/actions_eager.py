@@ -130,9 +130,6 @@ class EagerActions:
     def new_turn(self) -> None:
         pass  # the bridge guards eager calls; it starts each turn afresh itself
 
-    def repeats(self, reply: str) -> bool:
-        return False  # a repeated call is the bridge's to guard (runaway repeats)
-
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
         catalog = self.bridge.catalog
         calls = parse_tool_calls(reply, catalog)

@@ -53,15 +53,12 @@ class ModelDelta(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class ModelMessage(Event):
-    """One model call finished; its text is the assistant message of this step, unless
-    ``retried``: the reply only repeated code already run this turn, so it was set aside
-    and the model asked again (at a higher temperature) for the same step."""
+    """One model call finished; its text is the assistant message of this step."""
 
     step: int
     text: str
     finish_reason: str
     usage: Usage
-    retried: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

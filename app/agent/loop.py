@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from queue import Queue
 from typing import TYPE_CHECKING
 
@@ -64,10 +64,6 @@ class AgentLimits:
     max_tokens: int = 1024  # per model reply
     temperature: float = 0.2
     repeat_code: int = 3  # the same cell this many times in a turn ends it
-    # A reply that repeats a cell already run this turn is set aside and the model asked
-    # again, this many times at most, sampling at ``resample_temperature``.
-    resample: int = 0
-    resample_temperature: float = 0.8
     head_start: int = 3  # code mode: tools found for the request, shown before step 1
 
 
@@ -166,15 +162,7 @@ class Agent:
     def step(self, step: int, turn: Turn, tally: Tally) -> Generator[ev.AgentEvent, None, bool]:
         """Query the model, then execute the action in its reply; True: it answered."""
         self.bridge.new_step(step)
-        reply, again = yield from self._query(step, turn, tally)
-        attempt = 0
-        while again:
-            # Greedy decoding of a stuck model writes the same failing cell again and
-            # again until the repetition guard ends the turn; a sample at a higher
-            # temperature is often a different (and fixed) attempt. Seeded by step and
-            # attempt, so a run stays repeatable.
-            attempt += 1
-            reply, again = yield from self._query(step, turn, tally, resample=attempt)
+        reply = yield from self._query(step, turn, tally)
         check = self._check(reply)
         if check:
             yield turn.append(ChatMessage("assistant", reply))
@@ -288,17 +276,12 @@ class Agent:
                                   content=message.content, tool_call_id=message.tool_call_id,
                                   tool_calls=message.tool_calls)
 
-    def _query(self, step: int, turn: Turn, tally: Tally,
-               resample: int = 0) -> Generator[ev.AgentEvent, None, tuple[str, bool]]:
+    def _query(self, step: int, turn: Turn,
+               tally: Tally) -> Generator[ev.AgentEvent, None, str]:
         """One model call, streamed, ended early where the action format says the reply
-        is complete (code: the end of the first block). ``resample``: the how-manieth
-        new sample of this step after replies that repeated earlier code. Returns the
-        reply and whether it is set aside to ask again (it repeats such code)."""
+        is complete (code: the end of the first block)."""
         params = GenerationParams(max_tokens=self.limits.max_tokens,
                                   temperature=self.limits.temperature, tools=self.actions.tools)
-        if resample:
-            params = replace(params, seed=1000 * resample + step, temperature=max(
-                self.limits.temperature, self.limits.resample_temperature))
         # Our own stop, also set by the user's cancel and by the turn's deadline.
         stop = turn.interrupt()
         text, result = "", None
@@ -315,12 +298,9 @@ class Agent:
         cut = result.finish_reason == "cancelled" and (turn.cancel.is_set() or stop.expired)
         reason = "cancelled" if cut else (
             "stop" if result.finish_reason == "cancelled" else result.finish_reason)
-        retried = (reason != "cancelled" and resample < self.limits.resample
-                   and self.actions.repeats(text))
-        yield ev.ModelMessage(step=step, text=text, finish_reason=reason, usage=result.usage,
-                              retried=retried)
+        yield ev.ModelMessage(step=step, text=text, finish_reason=reason, usage=result.usage)
         tally.add(result.usage)
         if reason == "cancelled":
             raise Stop("cancelled" if turn.cancel.is_set() else "timeout")
-        return text, retried
+        return text
 

@@ -195,9 +195,7 @@ def _show(event: AgentEvent | object) -> bool:
         click.echo(event.text, nl=False)
         sys.stdout.flush()
         return True
-    if isinstance(event, ev.ModelMessage) and event.retried:
-        click.echo("\n[repeated earlier code: asked again]", err=True)
-    elif isinstance(event, ev.AgentError):
+    if isinstance(event, ev.AgentError):
         click.echo(f"\n[error: {event.message}]", err=True)
     elif isinstance(event, ev.TurnFinished) and event.status != "answered":
         click.echo(f"\n[{event.status}]", err=True)

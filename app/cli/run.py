@@ -213,8 +213,7 @@ class Trace:
         if isinstance(event, ev.ModelDelta):
             _err(click.style(event.text, dim=True), nl=False)
         elif isinstance(event, ev.ModelMessage):
-            _err(click.style("\n(repeated earlier code: asked again)", dim=True)
-                 if event.retried else "")
+            _err("")
         elif isinstance(event, ev.Observation):
             _err(click.style(event.content, fg="cyan"))
         elif isinstance(event, ev.ToolProgress):

@@ -163,11 +163,7 @@ class Transcript(VerticalScroll):
 
     async def _model_message(self, e: ev.ModelMessage) -> str:
         await self._end_stream()
-        if e.retried and self._reply is not None and self._reply.step == e.step:
-            # Set aside (it repeated code already run): the step's next reply replaces it.
-            await self._reply.remove()
-            self._reply = None
-        elif self._reply is not None and self._reply.step == e.step:
+        if self._reply is not None and self._reply.step == e.step:
             shown = _TOOL_CALL.sub("", e.text).strip()
             if shown:
                 await self._reply.update(shown)  # the one full render of this reply
@@ -177,9 +173,8 @@ class Transcript(VerticalScroll):
         u = e.usage
         reused = f" ({u.reused_tokens:,} reused)" if u.reused_tokens else ""
         speed = f" · {u.decode_tps:.0f} tok/s" if u.decode_tps else ""
-        again = " · repeated earlier code, asked again" if e.retried else ""
         return (f"step {e.step} · {u.prompt_tokens:,} prompt{reused} · "
-                f"{u.completion_tokens:,} generated{speed}{again}")
+                f"{u.completion_tokens:,} generated{speed}")
 
     async def _code_action(self, e: ev.CodeAction) -> None:
         from deskmate.app.ui.blocks import ActionBlock
