@@ -11,7 +11,6 @@ the loop hands over for each turn.
 from __future__ import annotations
 
 import json
-import posixpath
 import re
 import threading
 import time
@@ -29,6 +28,14 @@ from deskmate.app.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from deskmate.app.agent.tool_errors import (
+    PATH_WORDS,
+    character_hint,
+    folder_note,
+    missing_folder,
+    path_hint,
+    write_first,
+)
 from deskmate.app.agent.tool_news import CallNews
 from deskmate.app.agent.unprinted import Returned
 from deskmate.tools.catalog import Catalog
@@ -44,34 +51,8 @@ if TYPE_CHECKING:
     from deskmate.tools.hub.results import ToolResult
     from deskmate.tools.search import ToolSearch
 
-# File servers' path errors (Node's and Python's names for them), with what to call next.
-MISSING_PATH = re.compile(r"ENOENT|no such file or directory", re.I)
-PATH_ERRORS = (
-    (re.compile(r"ENOTDIR|not a directory", re.I), ("read_text_file", "read_file"),
-     "that path is a file, not a folder; read it with"),
-    (re.compile(r"EISDIR|is a directory", re.I), ("list_directory", "directory_tree"),
-     "that path is a folder; list it with"),
-    (MISSING_PATH, ("list_directory", "search_files"),
-     "nothing is at that path; see what its folder holds with"),
-)
-UNMATCHED_PATHSPEC = re.compile(r"pathspec '[^']*' did not match any files", re.I)
-WRITE_FILE_TOOLS = ("write_file", "write_text_file", "create_file")
-FOLDER_LINES = 30  # of a folder's listing shown after a "no such file" error
 WEB_URL = re.compile(r"https?://", re.I)
-PATH_WORDS = ("path", "file", "filename", "dir", "directory", "folder")
 REPEAT_LIMIT = 3  # identical calls allowed per turn before the bridge refuses
-
-
-def character_hint(arguments: dict[str, Any]) -> str:
-    """For a failed call given a one-character path: the model's loop went over a text
-    result character by character (``for d in list_allowed_directories():`` gives
-    'A', 'l', …) where it meant the text's lines."""
-    for key, value in arguments.items():
-        if (key.lower().endswith(PATH_WORDS) and isinstance(value, str) and len(value) == 1
-                and value not in "./~"):
-            return (f"\nHint: {key}={value!r} is a single character. A for loop over a str "
-                    "goes character by character; for a text's lines use .splitlines().")
-    return ""
 
 
 def new_call_id() -> str:
@@ -324,9 +305,10 @@ class ToolBridge:
                        result.duration_s, result.structured)
         if result.is_error:
             raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}"
-                              + (self._path_hint(real, result.text) or self._docs(real, sig))
+                              + (path_hint(self._tools, real, result.text)
+                                 or self._docs(real, sig))
                               + self._folder_shown(real, result.text)
-                              + self._write_first(result.text)
+                              + write_first(self._tools, result.text)
                               + character_hint(arguments))
         if not spec.read_only:
             self.changes += 1
@@ -364,30 +346,12 @@ class ToolBridge:
         self._documented.add((server, sig.name))
         return f"\nThe tool's documentation:\n{sig.text()}"
 
-    def _write_first(self, error: str) -> str:
-        """For git's "pathspec did not match any files": the file to add is not there
-        yet, and the tool that writes it (on whichever server has one). Small models
-        stage a file the request asked them to create, then stage it again."""
-        if not UNMATCHED_PATHSPEC.search(error):
-            return ""
-        writer = next(((s, sig) for (s, name), (_, sig) in self._tools.items()
-                       if name in WRITE_FILE_TOOLS), None)
-        if writer is None:
-            return ""
-        return ("\nHint: that file is not in the folder yet: write it first with "
-                f"{py_identifier(writer[0])}.{writer[1].call_text()}, then add it.")
-
     def _folder_shown(self, server: str, error: str) -> str:
-        """For a file server's "no such file or directory": what the folder above that
-        path holds, listed with the server's own tool. A small model that guessed a file
-        name (src/src.py) otherwise spends its next step listing the folder, or guesses
-        again."""
-        if self._listing or not MISSING_PATH.search(error):
+        """For a file server's "no such file": what the folder above that path holds,
+        listed with the server's own tool (tool_errors.folder_note)."""
+        folder = missing_folder(error)
+        if self._listing or folder is None or (server, "list_directory") not in self._tools:
             return ""
-        quoted = re.findall(r"'(/[^']*)'", error)
-        if not quoted or (server, "list_directory") not in self._tools:
-            return ""
-        folder = posixpath.dirname(quoted[-1].rstrip("/")) or "/"
         self._listing = True  # the listing's own failure lists nothing more
         try:
             listing = self.call_json(server, "list_directory", {"path": folder})
@@ -395,23 +359,7 @@ class ToolBridge:
             return ""
         finally:
             self._listing = False
-        text = listing if isinstance(listing, str) else json.dumps(listing)
-        lines = text.strip().splitlines()
-        shown = "\n".join(lines[:FOLDER_LINES]) + (
-            f"\n… {len(lines) - FOLDER_LINES} more" if len(lines) > FOLDER_LINES else "")
-        return f"\n{folder} holds:\n{shown}"
-
-    def _path_hint(self, server: str, error: str) -> str:
-        """The next call for a file server's path errors, which small models answer with
-        "the path is not a directory" instead of reading the file (or listing the folder)
-        with the server's own tools."""
-        for pattern, tools, advice in PATH_ERRORS:
-            if pattern.search(error):
-                for tool in tools:
-                    if (server, tool) in self._tools:
-                        call = self._tools[(server, tool)][1].call_text()
-                        return f"\nHint: {advice} {py_identifier(server)}.{call}"
-        return ""
+        return folder_note(folder, listing)
 
     def _server(self, name: str) -> str:
         if name in self._servers:

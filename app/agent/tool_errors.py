@@ -1,0 +1,94 @@
+"""What a failed tool call's error adds so that a small model's next call is right:
+the call a file server's path error points to, the folder above a missing path, the
+file git cannot stage because it was never written, a path of one character.
+
+Pure functions of the error text, the call's arguments and the session's tools
+(``(server, tool) -> (ToolSpec, Signature)``, the bridge's table); the bridge makes
+the one call among them (listing the folder) and strings the texts together.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from deskmate.tools.signatures import Signature, py_identifier
+from deskmate.tools.spec import ToolSpec
+
+Tools = Mapping[tuple[str, str], tuple[ToolSpec, Signature]]
+
+# File servers' path errors (Node's and Python's names for them), with what to call next.
+MISSING_PATH = re.compile(r"ENOENT|no such file or directory", re.I)
+PATH_ERRORS = (
+    (re.compile(r"ENOTDIR|not a directory", re.I), ("read_text_file", "read_file"),
+     "that path is a file, not a folder; read it with"),
+    (re.compile(r"EISDIR|is a directory", re.I), ("list_directory", "directory_tree"),
+     "that path is a folder; list it with"),
+    (MISSING_PATH, ("list_directory", "search_files"),
+     "nothing is at that path; see what its folder holds with"),
+)
+UNMATCHED_PATHSPEC = re.compile(r"pathspec '[^']*' did not match any files", re.I)
+WRITE_FILE_TOOLS = ("write_file", "write_text_file", "create_file")
+FOLDER_LINES = 30  # of a folder's listing shown after a "no such file" error
+PATH_WORDS = ("path", "file", "filename", "dir", "directory", "folder")
+
+
+def path_hint(tools: Tools, server: str, error: str) -> str:
+    """The next call for a file server's path errors, which small models answer with
+    "the path is not a directory" instead of reading the file (or listing the folder)
+    with the server's own tools."""
+    for pattern, names, advice in PATH_ERRORS:
+        if pattern.search(error):
+            for name in names:
+                if (server, name) in tools:
+                    call = tools[(server, name)][1].call_text()
+                    return f"\nHint: {advice} {py_identifier(server)}.{call}"
+    return ""
+
+
+def missing_folder(error: str) -> str | None:
+    """The folder above the path a "no such file or directory" error names, if any."""
+    if not MISSING_PATH.search(error):
+        return None
+    quoted = re.findall(r"'(/[^']*)'", error)
+    return (posixpath.dirname(quoted[-1].rstrip("/")) or "/") if quoted else None
+
+
+def folder_note(folder: str, listing: Any) -> str:
+    """A folder's listing, as it follows a "no such file" error: a small model that
+    guessed a file name (src/src.py) otherwise spends its next step listing the folder,
+    or guesses again."""
+    text = listing if isinstance(listing, str) else json.dumps(listing)
+    lines = text.strip().splitlines()
+    shown = "\n".join(lines[:FOLDER_LINES]) + (
+        f"\n… {len(lines) - FOLDER_LINES} more" if len(lines) > FOLDER_LINES else "")
+    return f"\n{folder} holds:\n{shown}"
+
+
+def write_first(tools: Tools, error: str) -> str:
+    """For git's "pathspec did not match any files": the file to add is not there yet,
+    and the tool that writes it (on whichever server has one). Small models stage a file
+    the request asked them to create, then stage it again."""
+    if not UNMATCHED_PATHSPEC.search(error):
+        return ""
+    writer = next(((s, sig) for (s, name), (_, sig) in tools.items()
+                   if name in WRITE_FILE_TOOLS), None)
+    if writer is None:
+        return ""
+    return ("\nHint: that file is not in the folder yet: write it first with "
+            f"{py_identifier(writer[0])}.{writer[1].call_text()}, then add it.")
+
+
+def character_hint(arguments: Mapping[str, Any]) -> str:
+    """For a one-character path: the model's loop went over a text result character by
+    character (``for d in list_allowed_directories():`` gives 'A', 'l', …) where it
+    meant the text's lines."""
+    for key, value in arguments.items():
+        if (key.lower().endswith(PATH_WORDS) and isinstance(value, str) and len(value) == 1
+                and value not in "./~"):
+            return (f"\nHint: {key}={value!r} is a single character. A for loop over a str "
+                    "goes character by character; for a text's lines use .splitlines().")
+    return ""
