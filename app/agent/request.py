@@ -19,21 +19,23 @@ CHANGES = re.compile(
     r"(?:^|[.;:!?]\s+|,\s*|\b(?:and|then|please|also)\s+)(?:set|write|save|create|add|append|"
     r"rename|move|delete|remove|update|commit|replace|fix|change|edit|bump|store|record|"
     r"copy|stage|tag|mark|insert|put|make|link|connect|correct)\b", re.I | re.M)
+# Extensions of the files people keep data or code in.
+EXTENSIONS = (r"(?:txt|md|rst|csv|tsv|json|jsonl|ya?ml|toml|ini|log|py|js|ts|tsx|jsx|go|rs|"
+              r"java|kt|c|h|cpp|hpp|cs|rb|php|sh|html|css|xml|sql|db|sqlite|cfg|conf|env|"
+              r"lock|pdf|png|jpe?g|gif|svg|zip|gz)")
 # A request that refers to the user's data: a path, a file name, or a store of records.
 USER_DATA = re.compile(
-    r"(?:^|\s)[~.]?/\w|\b\w+\.(?:txt|md|csv|json|jsonl|ya?ml|toml|ini|log|py|js|ts|html|xml"
-    r"|sql|db|sqlite|cfg|conf)\b|\b(?:files?|folders?|director(?:y|ies)|repo(?:sitory)?|"
+    r"(?:^|\s)[~.]?/\w|\b\w+\." + EXTENSIONS + r"\b|"
+    r"\b(?:files?|folders?|director(?:y|ies)|repo(?:sitory)?|"
     r"commits?|branch(?:es)?|database|tables?|memory|graph|records?|notes?|inbox|logs?|"
     r"server|environment)\b", re.I)
-# A file's name as an answer may give one (README.md, src/main.go): a name with a file
-# extension people keep data or code in.
-FILE_NAMED = re.compile(
-    r"(?<![\w.-])[\w][\w-]*(?:\.[\w-]+)*\.(?:txt|md|rst|csv|tsv|json|jsonl|ya?ml|toml|ini|"
-    r"log|py|js|ts|tsx|jsx|go|rs|java|kt|c|h|cpp|hpp|cs|rb|php|sh|html|css|xml|sql|db|"
-    r"sqlite|cfg|conf|env|lock|pdf|png|jpe?g|gif|svg|zip|gz)\b", re.I)
+# A file's name as an answer may give one (README.md, src/main.go).
+FILE_NAMED = re.compile(r"(?<![\w.-])[\w][\w-]*(?:\.[\w-]+)*\." + EXTENSIONS + r"\b", re.I)
 # An error report, as the sandbox writes one; an answer holding it restates an error.
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*Error: ", re.M)
 
+# Any name with an extension, as the head start reads a path's last part (a request's
+# own path is a file whatever its extension).
 FILE_NAME = re.compile(r"[\w.-]+\.[a-z][a-z0-9]{0,4}\b", re.I)
 URL = re.compile(r"[(\[<\"']?[a-z][a-z0-9+.-]*://", re.I)
 HEAD_START_QUERY = 160  # characters of the request the head start searches with
