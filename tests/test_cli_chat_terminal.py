@@ -26,9 +26,13 @@ PROMPT = "› ".encode()
 class Terminal:
     """A child process on a pty: what it wrote so far, and keys to send it."""
 
-    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+    def __init__(self, args: list[str], env: dict[str, str],
+                 sigint: signal.Handlers = signal.SIG_DFL) -> None:
         pid, fd = pty.fork()
         if pid == 0:  # the child: the CLI, on the pty
+            # SIGINT as given, whatever this suite inherited (`make test &` in a script
+            # runs it with SIGINT ignored, and execve keeps an ignored signal ignored).
+            signal.signal(signal.SIGINT, sigint)
             os.execve(sys.executable, [sys.executable, "-m", "deskmate.app.cli", *args], env)
         self.pid, self.fd = pid, fd
         self.out = b""
@@ -100,10 +104,10 @@ def env(home):
 
 
 def test_the_terminal_chat_streams_cancels_and_records(env, tiny_model_path):
-    # The story runs ~1,500 tokens (seconds on a busy machine) before it ends by itself:
-    # at 400 the tiny model could finish before the Ctrl-C landed.
+    # Started with SIGINT ignored, as a background job of a script starts it: Ctrl-C
+    # must cancel the turn all the same.
     term = Terminal(["chat", "-m", str(tiny_model_path), "-t", "0", "--max-tokens", "2000"],
-                    env)
+                    env, sigint=signal.SIG_IGN)
     try:
         at = term.expect(PROMPT)
         at = term.say(b"Say hello.", after=at)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import queue
 import re
+import signal
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -44,6 +45,7 @@ _DONE = object()  # the turn's thread has no more events
 
 def repl(conversation: Conversation, model: ChatModel) -> None:
     """Read, answer, repeat, until Ctrl-D or ``/exit``."""
+    _hear_ctrl_c()
     history = _history()
     conversation.build(model, None)
     click.echo(f"deskmate chat · {model.info.name} · no tools · recorded in Sessions · "
@@ -89,6 +91,16 @@ def repl(conversation: Conversation, model: ChatModel) -> None:
             if near_full:  # before the next prompt: it may not fit any more
                 _dim("[the session nears the model's context window: compacting]")
                 used = compact(conversation, used, auto=True)
+
+
+def _hear_ctrl_c() -> None:
+    """Make Ctrl-C reach the chat. A program started in the background of a script
+    (``cmd &`` without job control, as CI runners and ``nohup`` wrappers do) inherits
+    SIGINT ignored, and Python then installs no KeyboardInterrupt at all: Ctrl-C would
+    do nothing and a long answer could not be cancelled. Every Ctrl-C here is caught
+    (cancel the turn, clear the line), so taking SIGINT back never kills the chat."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def turn(conversation: Conversation, text: str) -> int | None:
