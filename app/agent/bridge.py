@@ -34,6 +34,7 @@ from deskmate.app.agent.tool_errors import (
     folder_note,
     missing_folder,
     path_hint,
+    pathspec_folder,
     write_first,
 )
 from deskmate.app.agent.tool_news import CallNews
@@ -304,12 +305,12 @@ class ToolBridge:
         self._finished(call_id, real, spec.name, result.text, result.is_error,
                        result.duration_s, result.structured)
         if result.is_error:
+            listing = self._folder_shown(real, result.text, arguments)
             raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}"
                               + (path_hint(self._tools, real, result.text)
                                  or self._docs(real, sig))
-                              + self._folder_shown(real, result.text)
-                              + write_first(self._tools, result.text)
-                              + character_hint(arguments))
+                              + write_first(self._tools, result.text, bool(listing))
+                              + listing + character_hint(arguments))
         if not spec.read_only:
             self.changes += 1
         value = result.value()  # decoded from JSON: the sandbox can send it back as is
@@ -346,15 +347,19 @@ class ToolBridge:
         self._documented.add((server, sig.name))
         return f"\nThe tool's documentation:\n{sig.text()}"
 
-    def _folder_shown(self, server: str, error: str) -> str:
-        """For a file server's "no such file": what the folder above that path holds,
-        listed with the server's own tool (tool_errors.folder_note)."""
+    def _folder_shown(self, server: str, error: str, arguments: dict[str, Any]) -> str:
+        """What a folder holds, listed with a file server's own tool: the folder above
+        the path of that server's "no such file", or the repository git found no file
+        of the staged name in (tool_errors.folder_note)."""
+        lister = server
         folder = missing_folder(error)
-        if self._listing or folder is None or (server, "list_directory") not in self._tools:
+        if folder is None and (folder := pathspec_folder(error, arguments)) is not None:
+            lister = next((s for (s, name) in self._tools if name == "list_directory"), "")
+        if self._listing or folder is None or (lister, "list_directory") not in self._tools:
             return ""
         self._listing = True  # the listing's own failure lists nothing more
         try:
-            listing = self.call_json(server, "list_directory", {"path": folder})
+            listing = self.call_json(lister, "list_directory", {"path": folder})
         except Exception:  # refused or failed: the hint above still says what to call
             return ""
         finally:

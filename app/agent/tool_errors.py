@@ -68,18 +68,34 @@ def folder_note(folder: str, listing: Any) -> str:
     return f"\n{folder} holds:\n{shown}"
 
 
-def write_first(tools: Tools, error: str) -> str:
+def pathspec_folder(error: str, arguments: Mapping[str, Any]) -> str | None:
+    """For git's "pathspec did not match any files": the repository's folder the call
+    named, to show what it holds (the model staged "LICENSE.txt" after writing
+    "LICENSE", and the listing is what shows the name it wrote)."""
+    if not UNMATCHED_PATHSPEC.search(error):
+        return None
+    folder = next((value for key, value in arguments.items()
+                   if key.lower().endswith(PATH_WORDS) and isinstance(value, str)
+                   and value.startswith("/")), None)
+    return folder.rstrip("/") or "/" if folder else None
+
+
+def write_first(tools: Tools, error: str, listed: bool = False) -> str:
     """For git's "pathspec did not match any files": the file to add is not there yet,
     and the tool that writes it (on whichever server has one). Small models stage a file
-    the request asked them to create, then stage it again."""
+    the request asked them to create, then stage it again. ``listed``: the folder's
+    listing follows, so it may hold the name that was meant."""
     if not UNMATCHED_PATHSPEC.search(error):
         return ""
     writer = next(((s, sig) for (s, name), (_, sig) in tools.items()
                    if name in WRITE_FILE_TOOLS), None)
     if writer is None:
         return ""
-    return ("\nHint: that file is not in the folder yet: write it first with "
-            f"{py_identifier(writer[0])}.{writer[1].call_text()}, then add it.")
+    how = f"{py_identifier(writer[0])}.{writer[1].call_text()}"
+    if listed:
+        return ("\nHint: no file of that name is in the repository: add a file the folder "
+                f"holds (listed below) by its name, or write the file first with {how}.")
+    return f"\nHint: that file is not in the folder yet: write it first with {how}, then add it."
 
 
 def character_hint(arguments: Mapping[str, Any]) -> str:
