@@ -334,6 +334,14 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         assert "Hint" not in box.execute("[1][0] + 'x'").error
         indexed = box.execute("for d in 'Allowed:\\n/tmp':\n    d['path']").error
         assert "that value is a str, not a dict" in indexed and ".splitlines()" in indexed
+        # Text that holds JSON (a file's, or a web API's after a line about it): parse it.
+        box.execute("page = 'Contents of http://h/s.json:\\n{\"open\": [1, 2]}'")
+        api = box.execute("count = len(page['open'])").error
+        assert api.endswith("Hint: page is a str that holds a JSON document after a line of "
+                            "text; parse it and index what that returns: import json; "
+                            "data = json.loads(page[page.index('{'):])")
+        box.execute("text = '[{\"id\": 1}]'")
+        assert "data = json.loads(text)\n" in box.execute("text['id']").error + "\n"
 
 
 def test_no_handler_means_no_servers(box):

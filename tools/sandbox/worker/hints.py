@@ -31,12 +31,58 @@ def hint(exc: BaseException, toolspace: Toolspace) -> str:
         return (f"Hint: there is no key {exc.args[0]!r} there; print() the value to see "
                 "the keys it has\n")
     if isinstance(exc, TypeError) and str(exc).startswith("string indices must be"):
-        return ("Hint: that value is a str, not a dict or a list (a tool's result is often "
-                "text): print() it first; for its lines use .splitlines()\n")
+        return json_text(exc) or (
+            "Hint: that value is a str, not a dict or a list (a tool's result is often "
+            "text): print() it first; for its lines use .splitlines()\n")
     if isinstance(exc, TypeError) and "'dict'" in str(exc):
         return ("Hint: that value is a dict (a tool's result often is; its signature says "
                 "what it returns): print() it and use the field you need\n")
     return ""
+
+
+def json_text(exc: BaseException) -> str:
+    """For a str indexed like a dict where the str holds a JSON document (a file's
+    text, a web API's body after the fetch server's line about it): the call that parses
+    it. Small models index such text straight away, and "print it first" leaves the
+    parsing to them, which they then skip."""
+    import linecache
+    import re
+
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return ""
+    frame = tb.tb_frame
+    line = linecache.getline(frame.f_code.co_filename, tb.tb_lineno)
+    for name in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", line)):
+        value = frame.f_locals.get(name, frame.f_globals.get(name))
+        if not isinstance(value, str) or (start := json_start(value)) is None:
+            continue
+        where = (f"json.loads({name})" if start == 0 else
+                 f"json.loads({name}[{name}.index({value[start]!r}):])")
+        after = "" if start == 0 else " after a line of text"
+        return (f"Hint: {name} is a str that holds a JSON document{after}; parse it and "
+                f"index what that returns: import json; data = {where}\n")
+    return ""
+
+
+def json_start(text: str) -> int | None:
+    """Where a JSON object or array starts in ``text`` (0, or after a preamble), when
+    it runs to the end of the text."""
+    import json
+
+    for opener in "{[":
+        start = text.find(opener)
+        if start < 0:
+            continue
+        try:
+            _, end = json.JSONDecoder().raw_decode(text, start)
+        except ValueError:
+            continue
+        if not text[end:].strip():
+            return 0 if not text[:start].strip() else start
+    return None
 
 
 def misspelled_server(name: str, toolspace: Toolspace) -> str:
