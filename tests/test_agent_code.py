@@ -360,6 +360,22 @@ def test_the_head_start_finds_a_tool_for_each_step_of_the_request(tmp_path):
         assert "notes.read_note(key: str)" in found and "notes.delete_note(key: str)" in found
 
 
+def test_an_answer_read_from_a_failed_cells_look_at_its_results_is_taken(hub):
+    # The cell indexed a text result like a dict and failed; the look at what the tool
+    # returned shows the value, and the answer that gives it is from the data.
+    events, _, _ = run(hub, [py("r = toy.echo(text='Author: Robin Quill')\nprint(r['author'])"),
+                             "Final answer: Robin Quill"], task="Who is the author?")
+    observations = of(events, ev.Observation)
+    assert [o.status for o in observations] == ["error"]
+    assert "Not printed by your code" in observations[0].content
+    assert of(events, ev.FinalAnswer)[0].text == "Robin Quill" and events[-1].steps == 2
+    # An answer that gives nothing the look showed is still checked.
+    events, _, _ = run(hub, [py("r = toy.echo(text='Author: Robin Quill')\nprint(r['author'])"),
+                             "Final answer: Nobody.", "Final answer: Robin Quill"],
+                       task="Who is the author?")
+    assert "right after an error" in of(events, ev.Observation)[-1].content
+
+
 def test_an_answer_right_after_a_failed_cell_is_checked_once(hub):
     # Small models restate the error as the answer; once a turn the loop asks for the fix.
     events, _, runtime = run(hub, [

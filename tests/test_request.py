@@ -10,6 +10,7 @@ from deskmate.app.agent.request import (
     asks_for_information,
     clauses,
     copies_an_error,
+    grounded_in,
     head_start_query,
     names_user_data,
 )
@@ -64,3 +65,13 @@ def test_the_head_start_query_reads_a_url_as_a_web_page_and_a_path_as_its_file()
 ])
 def test_a_request_splits_into_its_steps(request_, expected):
     assert clauses(request_) == expected
+
+
+def test_an_answer_is_grounded_in_data_that_holds_a_value_it_gives():
+    log = "Commit: 7148376\nAuthor: Robin Quill\nDate: 2026-12-02\nMessage: Initial commit"
+    assert grounded_in("The author of the last commit is Robin Quill.", log, "Who committed last?")
+    assert grounded_in("It was made on 2026-12-02.", log, "When?")
+    assert not grounded_in("The author is unknown.", log, "Who committed last?")
+    # A value the request already gave is not a sign of reading.
+    assert not grounded_in("Robin Quill did.", log, "Did Robin Quill commit last?")
+    assert not grounded_in("The commit failed.", log, "Who?")

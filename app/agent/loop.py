@@ -38,9 +38,11 @@ from deskmate.app.agent.request import (
     clauses,
     copies_an_error,
     file_names,
+    grounded_in,
     head_start_query,
     names_user_data,
 )
+from deskmate.app.agent.unprinted import NOTE as UNPRINTED
 from deskmate.app.llm.base import (
     ChatMessage,
     ChatModel,
@@ -248,8 +250,13 @@ class Agent:
         if self._error_checked or not self.transcript:
             return False
         last = self.transcript[-1]
-        return (last.role == "user" and failed_output(last.content)) or copies_an_error(
-            answer.text)
+        if last.role == "user" and failed_output(last.content):
+            # The failed cell's look at what its tools returned may hold the answer (the
+            # author in a log the code indexed like a list): an answer that gives a value
+            # from it, and not from the request, was read, not guessed.
+            _, _, looked = last.content.partition(UNPRINTED)
+            return not (looked and grounded_in(answer.text, looked, self._request))
+        return copies_an_error(answer.text)
 
     def _unseen_names(self, answer: FinalAnswer) -> list[str]:
         """The file names the answer gives that neither the request nor anything the

@@ -34,6 +34,14 @@ FILE_NAMED = re.compile(r"(?<![\w.-])[\w][\w-]*(?:\.[\w-]+)*\." + EXTENSIONS + r
 # An error report, as the sandbox writes one; an answer holding it restates an error.
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*Error: ", re.M)
 
+# The values an answer gives: names (runs of capitalised words), numbers of two digits or
+# more (or with a point), e-mail addresses; single capitalised words that start most
+# sentences are not values.
+VALUE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\d+\.\d+|\d{2,}|"
+                   r"[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*")
+NOT_VALUES = frozenset({"The", "A", "An", "It", "Its", "This", "That", "These", "There", "I",
+                        "In", "On", "Yes", "No", "Final", "Answer", "Error", "Output"})
+
 # Any name with an extension, as the head start reads a path's last part (a request's
 # own path is a file whatever its extension).
 FILE_NAME = re.compile(r"[\w.-]+\.[a-z][a-z0-9]{0,4}\b", re.I)
@@ -63,6 +71,14 @@ def file_names(text: str) -> list[str]:
 
 def copies_an_error(answer: str) -> bool:
     return bool(TRACEBACK.search(answer))
+
+
+def grounded_in(answer: str, data: str, request: str) -> bool:
+    """Whether ``answer`` gives a value (a name, a number, an address) that ``data``
+    holds and the request does not: the answer was read from that data, not guessed."""
+    return any(value in data and value.lower() not in request.lower()
+               for value in (m.group(0) for m in VALUE.finditer(answer))
+               if value not in NOT_VALUES)
 
 
 def head_start_query(request: str) -> str:
