@@ -127,9 +127,9 @@ def test_staging_a_file_that_is_not_there_says_to_write_it_first():
         "filesystem.write_file(path: str, content: str), then add it.")
 
 
-def test_staging_a_name_the_repository_lacks_shows_what_its_folder_holds():
+def test_staging_a_name_the_repository_lacks_names_the_one_it_holds():
     """The model wrote LICENSE, then staged LICENSE.txt: the folder's listing (with the
-    file server's tool) shows the name it wrote."""
+    file server's tool) gives the name it wrote."""
     from deskmate.tools.hub.results import ContentItem, ToolResult
 
     def schema(*names):
@@ -140,26 +140,30 @@ def test_staging_a_name_the_repository_lacks_shows_what_its_folder_holds():
         ToolSpec("git", "git_add", "", schema("repo_path", "files")),
         ToolSpec("filesystem", "write_file", "", schema("path", "content")),
         ToolSpec("filesystem", "list_directory", "", schema("path"))])
-    error = ("Cmd('git') failed due to: exit code(128)\n  cmdline: git add -- LICENSE.txt\n"
-             "  stderr: 'fatal: pathspec 'LICENSE.txt' did not match any files'")
     listed = []
 
     def call(server, tool, arguments, cancel=None, hooks=None):
         if tool == "list_directory":
             listed.append(arguments["path"])
-            return ToolResult(server, tool, (ContentItem("text", text="[FILE] LICENSE\n"
-                                                         "[FILE] main.py"),))
+            return ToolResult(server, tool, (ContentItem("text", text="[DIR] .git\n"
+                                                         "[FILE] LICENSE\n[FILE] main.py"),))
+        name = arguments["files"]
+        error = f"  stderr: 'fatal: pathspec '{name}' did not match any files'"
         return ToolResult(server, tool, (ContentItem("text", text=error),), is_error=True)
 
     bridge = ToolBridge(catalog, call, Policy(yes_all=True))
     with pytest.raises(BridgeError) as caught:
         bridge.call_tool("git", "git_add", [], {"repo_path": "/r/", "files": "LICENSE.txt"})
     assert str(caught.value).endswith(
-        "Hint: no file of that name is in the repository: add a file the folder holds "
-        "(listed below) by its name, or write the file first with "
-        "filesystem.write_file(path: str, content: str).\n/r holds:\n[FILE] LICENSE\n"
-        "[FILE] main.py")
+        "Hint: the repository's folder holds 'LICENSE': stage that name, or write the file "
+        "first with filesystem.write_file(path: str, content: str).")
     assert listed == ["/r"]
+    # Nothing like it there: the file is still to be written.
+    with pytest.raises(BridgeError) as caught:
+        bridge.call_tool("git", "git_add", [], {"repo_path": "/r", "files": "CHANGELOG.md"})
+    assert str(caught.value).endswith("Hint: that file is not in the folder yet: write it "
+                                      "first with filesystem.write_file(path: str, content: "
+                                      "str), then add it.")
 
 
 def test_the_head_start_search_gives_each_matching_server_its_best_tool():

@@ -35,6 +35,7 @@ from deskmate.app.agent.tool_errors import (
     missing_folder,
     path_hint,
     pathspec_folder,
+    similar_name,
     write_first,
 )
 from deskmate.app.agent.tool_news import CallNews
@@ -305,12 +306,13 @@ class ToolBridge:
         self._finished(call_id, real, spec.name, result.text, result.is_error,
                        result.duration_s, result.structured)
         if result.is_error:
-            listing = self._folder_shown(real, result.text, arguments)
             raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}"
                               + (path_hint(self._tools, real, result.text)
                                  or self._docs(real, sig))
-                              + write_first(self._tools, result.text, bool(listing))
-                              + listing + character_hint(arguments))
+                              + self._folder_shown(real, result.text)
+                              + write_first(self._tools, result.text,
+                                            self._meant(result.text, arguments))
+                              + character_hint(arguments))
         if not spec.read_only:
             self.changes += 1
         value = result.value()  # decoded from JSON: the sandbox can send it back as is
@@ -347,24 +349,36 @@ class ToolBridge:
         self._documented.add((server, sig.name))
         return f"\nThe tool's documentation:\n{sig.text()}"
 
-    def _folder_shown(self, server: str, error: str, arguments: dict[str, Any]) -> str:
-        """What a folder holds, listed with a file server's own tool: the folder above
-        the path of that server's "no such file", or the repository git found no file
-        of the staged name in (tool_errors.folder_note)."""
-        lister = server
+    def _folder_shown(self, server: str, error: str) -> str:
+        """For a file server's "no such file": what the folder above that path holds,
+        listed with the server's own tool (tool_errors.folder_note)."""
         folder = missing_folder(error)
-        if folder is None and (folder := pathspec_folder(error, arguments)) is not None:
-            lister = next((s for (s, name) in self._tools if name == "list_directory"), "")
-        if self._listing or folder is None or (lister, "list_directory") not in self._tools:
+        if folder is None or (server, "list_directory") not in self._tools:
             return ""
-        self._listing = True  # the listing's own failure lists nothing more
+        listing = self._list(server, folder)
+        return "" if listing is None else folder_note(folder, listing)
+
+    def _meant(self, error: str, arguments: dict[str, Any]) -> str | None:
+        """For git's unmatched pathspec: the name in the repository's folder that the
+        call likely meant, listed with whichever server lists folders."""
+        folder = pathspec_folder(error, arguments)
+        lister = next((s for (s, name) in self._tools if name == "list_directory"), None)
+        if folder is None or lister is None:
+            return None
+        listing = self._list(lister, folder)
+        return None if listing is None else similar_name(error, listing)
+
+    def _list(self, server: str, folder: str) -> Any:
+        """``folder``'s listing, or None when it cannot be had."""
+        if self._listing:  # the listing's own failure lists nothing more
+            return None
+        self._listing = True
         try:
-            listing = self.call_json(lister, "list_directory", {"path": folder})
-        except Exception:  # refused or failed: the hint above still says what to call
-            return ""
+            return self.call_json(server, "list_directory", {"path": folder})
+        except Exception:  # refused or failed: the hint still says what to call
+            return None
         finally:
             self._listing = False
-        return folder_note(folder, listing)
 
     def _server(self, name: str) -> str:
         if name in self._servers:

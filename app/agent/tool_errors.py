@@ -70,8 +70,8 @@ def folder_note(folder: str, listing: Any) -> str:
 
 def pathspec_folder(error: str, arguments: Mapping[str, Any]) -> str | None:
     """For git's "pathspec did not match any files": the repository's folder the call
-    named, to show what it holds (the model staged "LICENSE.txt" after writing
-    "LICENSE", and the listing is what shows the name it wrote)."""
+    named, to look for the name that was meant (the model wrote "LICENSE", then staged
+    "LICENSE.txt")."""
     if not UNMATCHED_PATHSPEC.search(error):
         return None
     folder = next((value for key, value in arguments.items()
@@ -80,21 +80,40 @@ def pathspec_folder(error: str, arguments: Mapping[str, Any]) -> str | None:
     return folder.rstrip("/") or "/" if folder else None
 
 
-def write_first(tools: Tools, error: str, listed: bool = False) -> str:
+def similar_name(error: str, listing: Any) -> str | None:
+    """The name in a folder's listing that the unmatched pathspec of ``error`` likely
+    meant: the same name before its extension, or a close spelling."""
+    import difflib
+
+    match = UNMATCHED_PATHSPEC.search(error)
+    if match is None:
+        return None
+    wanted = posixpath.basename(match.group(0).split("'")[1])
+    text = listing if isinstance(listing, str) else json.dumps(listing)
+    names = [line.split("]", 1)[1].strip() if line.startswith("[") else line.strip()
+             for line in text.splitlines()]
+    names = [name for name in names if name and name != wanted and not name.startswith(".")]
+    stem = wanted.split(".")[0].lower()
+    same = [name for name in names if name.split(".")[0].lower() == stem]
+    close = same or difflib.get_close_matches(wanted, names, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+def write_first(tools: Tools, error: str, similar: str | None = None) -> str:
     """For git's "pathspec did not match any files": the file to add is not there yet,
     and the tool that writes it (on whichever server has one). Small models stage a file
-    the request asked them to create, then stage it again. ``listed``: the folder's
-    listing follows, so it may hold the name that was meant."""
+    the request asked them to create, then stage it again. ``similar``: a name the
+    repository's folder holds that the call likely meant."""
     if not UNMATCHED_PATHSPEC.search(error):
         return ""
     writer = next(((s, sig) for (s, name), (_, sig) in tools.items()
                    if name in WRITE_FILE_TOOLS), None)
-    if writer is None:
+    how = f"{py_identifier(writer[0])}.{writer[1].call_text()}" if writer else None
+    if similar:
+        return (f"\nHint: the repository's folder holds {similar!r}: stage that name"
+                + (f", or write the file first with {how}." if how else "."))
+    if how is None:
         return ""
-    how = f"{py_identifier(writer[0])}.{writer[1].call_text()}"
-    if listed:
-        return ("\nHint: no file of that name is in the repository: add a file the folder "
-                f"holds (listed below) by its name, or write the file first with {how}.")
     return f"\nHint: that file is not in the folder yet: write it first with {how}, then add it."
 
 
