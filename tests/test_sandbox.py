@@ -329,6 +329,10 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         # Code written against a guessed shape of a result: look at the shape first.
         key = box.execute("{'name': 'Marta'}['city']").error
         assert "KeyError: 'city'" in key and "print() the value to see the keys" in key
+        box.execute("graph = {'entities': [{'name': 'Marta', 'entityType': 'person'}]}")
+        named = box.execute("for node in graph['entities']:\n    print(node['city'])").error
+        assert named.endswith("Hint: node has no key 'city'; its keys are 'name', "
+                              "'entityType'")
         added = box.execute("{'content': 'a'} + {'content': 'b'}").error
         assert "TypeError" in added and "that value is a dict" in added
         assert "Hint" not in box.execute("[1][0] + 'x'").error

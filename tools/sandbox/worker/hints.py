@@ -28,8 +28,8 @@ def hint(exc: BaseException, toolspace: Toolspace) -> str:
     # Code written against the shape a result was guessed to have (entity['city'],
     # read_text_file(...) + ...): the fix is to look at the shape first.
     if isinstance(exc, KeyError) and exc.args:
-        return (f"Hint: there is no key {exc.args[0]!r} there; print() the value to see "
-                "the keys it has\n")
+        return dict_keys(exc) or (f"Hint: there is no key {exc.args[0]!r} there; print() "
+                                  "the value to see the keys it has\n")
     if isinstance(exc, TypeError) and str(exc).startswith("string indices must be"):
         return json_text(exc) or (
             "Hint: that value is a str, not a dict or a list (a tool's result is often "
@@ -40,21 +40,47 @@ def hint(exc: BaseException, toolspace: Toolspace) -> str:
     return ""
 
 
-def json_text(exc: BaseException) -> str:
-    """For a str indexed like a dict where the str holds a JSON document (a file's
-    text, a web API's body after the fetch server's line about it): the call that parses
-    it. Small models index such text straight away, and "print it first" leaves the
-    parsing to them, which they then skip."""
-    import linecache
+def dict_keys(exc: KeyError) -> str:
+    """The keys the dict that lacked the key has, named: "print it to see" is advice a
+    small model skips, and it guesses the next key ('city', then 'location', then 'city')."""
+    frame, line = failing_line(exc)
+    if frame is None:
+        return ""
     import re
+
+    for name in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", line)):
+        value = frame.f_locals.get(name, frame.f_globals.get(name))
+        if isinstance(value, dict) and exc.args[0] not in value:
+            keys = ", ".join(repr(key) for key in list(value)[:12])
+            more = f" and {len(value) - 12} more" if len(value) > 12 else ""
+            return (f"Hint: {name} has no key {exc.args[0]!r}; its keys are {keys}{more}\n"
+                    if value else f"Hint: {name} is an empty dict\n")
+    return ""
+
+
+def failing_line(exc: BaseException):
+    """The frame the exception was raised in, and that line's source."""
+    import linecache
 
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     if tb is None:
-        return ""
+        return None, ""
     frame = tb.tb_frame
-    line = linecache.getline(frame.f_code.co_filename, tb.tb_lineno)
+    return frame, linecache.getline(frame.f_code.co_filename, tb.tb_lineno)
+
+
+def json_text(exc: BaseException) -> str:
+    """For a str indexed like a dict where the str holds a JSON document (a file's
+    text, a web API's body after the fetch server's line about it): the call that parses
+    it. Small models index such text straight away, and "print it first" leaves the
+    parsing to them, which they then skip."""
+    import re
+
+    frame, line = failing_line(exc)
+    if frame is None:
+        return ""
     for name in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", line)):
         value = frame.f_locals.get(name, frame.f_globals.get(name))
         if not isinstance(value, str) or (start := json_start(value)) is None:
