@@ -103,30 +103,6 @@ def test_a_tool_that_fails_shows_its_documentation_once_a_turn():
         bridge.call_tool("time", "get_current_time", [], {"timezone": "Paris"})
 
 
-def test_staging_a_file_that_is_not_there_says_to_write_it_first():
-    from deskmate.tools.hub.results import ContentItem, ToolResult
-
-    def schema(*names):
-        return {"type": "object", "required": list(names),
-                "properties": {n: {"type": "string"} for n in names}}
-
-    catalog = Catalog.from_specs([
-        ToolSpec("git", "git_add", "", schema("repo_path", "files")),
-        ToolSpec("filesystem", "write_file", "", schema("path", "content"))])
-    error = ("Cmd('git') failed due to: exit code(128)\n  cmdline: git add -- LICENSE\n"
-             "  stderr: 'fatal: pathspec 'LICENSE' did not match any files'")
-
-    def call(server, tool, arguments, cancel=None, hooks=None):
-        return ToolResult(server, tool, (ContentItem("text", text=error),), is_error=True)
-
-    bridge = ToolBridge(catalog, call, Policy(yes_all=True))
-    with pytest.raises(BridgeError) as caught:
-        bridge.call_tool("git", "git_add", [], {"repo_path": "/r", "files": "LICENSE"})
-    assert str(caught.value).endswith(
-        "Hint: that file is not in the folder yet: write it first with "
-        "filesystem.write_file(path: str, content: str), then add it.")
-
-
 def test_staging_a_name_the_repository_lacks_names_the_one_it_holds():
     """The model wrote LICENSE, then staged LICENSE.txt: the folder's listing (with the
     file server's tool) gives the name it wrote."""
@@ -136,10 +112,9 @@ def test_staging_a_name_the_repository_lacks_names_the_one_it_holds():
         return {"type": "object", "required": list(names),
                 "properties": {n: {"type": "string"} for n in names}}
 
-    catalog = Catalog.from_specs([
-        ToolSpec("git", "git_add", "", schema("repo_path", "files")),
-        ToolSpec("filesystem", "write_file", "", schema("path", "content")),
-        ToolSpec("filesystem", "list_directory", "", schema("path"))])
+    specs = [ToolSpec("git", "git_add", "", schema("repo_path", "files")),
+             ToolSpec("filesystem", "write_file", "", schema("path", "content")),
+             ToolSpec("filesystem", "list_directory", "", schema("path"))]
     listed = []
 
     def call(server, tool, arguments, cancel=None, hooks=None):
@@ -151,7 +126,7 @@ def test_staging_a_name_the_repository_lacks_names_the_one_it_holds():
         error = f"  stderr: 'fatal: pathspec '{name}' did not match any files'"
         return ToolResult(server, tool, (ContentItem("text", text=error),), is_error=True)
 
-    bridge = ToolBridge(catalog, call, Policy(yes_all=True))
+    bridge = ToolBridge(Catalog.from_specs(specs), call, Policy(yes_all=True))
     with pytest.raises(BridgeError) as caught:
         bridge.call_tool("git", "git_add", [], {"repo_path": "/r/", "files": "LICENSE.txt"})
     assert str(caught.value).endswith(
@@ -161,9 +136,14 @@ def test_staging_a_name_the_repository_lacks_names_the_one_it_holds():
     # Nothing like it there: the file is still to be written.
     with pytest.raises(BridgeError) as caught:
         bridge.call_tool("git", "git_add", [], {"repo_path": "/r", "files": "CHANGELOG.md"})
-    assert str(caught.value).endswith("Hint: that file is not in the folder yet: write it "
-                                      "first with filesystem.write_file(path: str, content: "
-                                      "str), then add it.")
+    write_first = ("Hint: that file is not in the folder yet: write it first with "
+                   "filesystem.write_file(path: str, content: str), then add it.")
+    assert str(caught.value).endswith(write_first)
+    # No server lists folders: the hint to write the file first all the same.
+    bridge = ToolBridge(Catalog.from_specs(specs[:2]), call, Policy(yes_all=True))
+    with pytest.raises(BridgeError) as caught:
+        bridge.call_tool("git", "git_add", [], {"repo_path": "/r", "files": "LICENSE"})
+    assert str(caught.value).endswith(write_first) and listed == ["/r", "/r"]
 
 
 def test_the_head_start_search_gives_each_matching_server_its_best_tool():
