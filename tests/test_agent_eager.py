@@ -107,6 +107,26 @@ def test_bare_json_calls_without_tags_are_calls_to_known_tools_only(hub):
     assert len(parse_tool_calls(f"{bare}\n{bare}", catalog)) == 2
     for answer in ('{"name": "Ada"}', f"I would call {bare}", '{"total": 3}', "3"):
         assert parse_tool_calls(answer, catalog) == []
+    # The call written again with what it returned reports the result: not a call.
+    report = json.dumps({"name": "toy__add", "arguments": {"a": 1, "b": 2}, "result": "3"})
+    assert parse_tool_calls(report, catalog) == []
+
+
+def test_a_reply_that_reports_a_calls_result_is_the_answer_and_an_empty_one_is_asked_again(hub):
+    # Qwen2.5-Coder-1.5B after the tool answered wrote the call again with its result;
+    # taken as a call, it ran three times and the turn ended on an empty reply.
+    report = json.dumps({"name": "toy__add", "arguments": {"a": 1, "b": 2},
+                         "result": "The sum is 3."})
+    agent, _ = make_agent(hub, [call("toy__add", a=1, b=2), "", report])
+    events = list(agent.run("Add 1 and 2."))
+    observations = [e.content for e in events if isinstance(e, ev.Observation)]
+    assert observations[1].startswith("Your reply was empty")
+    assert next(e for e in events if isinstance(e, ev.FinalAnswer)).text == "The sum is 3."
+    assert events[-1].status == "answered" and events[-1].tool_calls == 1
+    # Once a turn: a second empty reply is the (empty) answer.
+    agent, _ = make_agent(hub, ["", ""])
+    events = list(agent.run("Add 1 and 2."))
+    assert events[-1].status == "answered" and events[-1].steps == 2
 
 
 def test_eager_session_exports_as_valid_openai_chat(hub, db):

@@ -54,21 +54,51 @@ def tool_schemas(catalog: Catalog) -> list[dict[str, Any]]:
         for spec in catalog]
 
 
-def _bare_calls(text: str, names: dict[str, ToolSpec]) -> list[str]:
-    """Small models often drop the ``<tool_call>`` tags and write the JSON alone (or in a
-    ```json fence): take a reply that is only such objects, each naming a known tool."""
+# What a small model adds to a call it reports rather than makes (after the tool's
+# answer came back: {"name": …, "arguments": …, "result": "The sum … is 138290."}).
+RESULT_KEYS = ("result", "output", "response")
+# Said once a turn to an empty reply, which would otherwise end the turn with no answer.
+EMPTY_REPLY = ("Your reply was empty. Answer the user from the tool results above, or "
+               "call a tool if one is still needed.")
+
+
+def _bare_objects(text: str) -> list[tuple[str, Any]]:
+    """The reply as JSON objects written without the ``<tool_call>`` tags (alone, one a
+    line, or in a ```json fence), each with its text; [] when it is anything else."""
     body = _FENCED.sub(r"\1", text).strip()
     raws = [line.strip() for line in body.splitlines() if line.strip()]
     if len(raws) > 1 and not all(r.startswith("{") for r in raws):
         raws = [body]  # one object over several lines
+    objects = []
     for raw in raws:
         try:
-            data = json.loads(raw)
+            objects.append((raw, json.loads(raw)))
         except json.JSONDecodeError:
             return []
-        if not (isinstance(data, dict) and data.get("name") in names):
-            return []
-    return raws
+    return objects
+
+
+def _bare_calls(text: str, names: dict[str, ToolSpec]) -> list[str]:
+    """Small models often drop the ``<tool_call>`` tags and write the JSON alone (or in a
+    ```json fence): take a reply that is only such objects, each naming a known tool and
+    none reporting a result."""
+    objects = _bare_objects(text)
+    if not all(isinstance(data, dict) and data.get("name") in names
+               and not any(key in data for key in RESULT_KEYS) for _, data in objects):
+        return []
+    return [raw for raw, _ in objects]
+
+
+def reported_result(text: str) -> str | None:
+    """The result a reply reports in a call's JSON (the tool already answered, and the
+    model wrote the call again with what it returned), as the answer's text."""
+    objects = _bare_objects(text)
+    results = [data[key] for _, data in objects if isinstance(data, dict)
+               for key in RESULT_KEYS if key in data]
+    if not results:
+        return None
+    return "\n".join(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)
+                     for r in results)
 
 
 def parse_tool_calls(text: str, catalog: Catalog) -> list[EagerCall | EagerParseError]:
@@ -123,19 +153,29 @@ class EagerActions:
     def __init__(self, bridge: ToolBridge) -> None:
         self.bridge = bridge
         self.tools: tuple[dict[str, Any], ...] = tuple(tool_schemas(bridge.catalog))
+        self._empty_said = False  # an empty reply was answered with EMPTY_REPLY this turn
 
     def stop_at(self, reply: str) -> int | None:
         return None  # a reply may hold several calls: let the model finish
 
     def new_turn(self) -> None:
-        pass  # the bridge guards eager calls; it starts each turn afresh itself
+        # (the bridge guards eager calls; it starts each turn afresh itself)
+        self._empty_said = False
 
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
         catalog = self.bridge.catalog
         calls = parse_tool_calls(reply, catalog)
         if not calls:
             yield turn.append(ChatMessage("assistant", reply))
-            yield ev.FinalAnswer(step=step, text=reply.strip())
+            if not reply.strip() and not self._empty_said:
+                self._empty_said = True
+                yield ev.Observation(step=step, content=EMPTY_REPLY, status="error",
+                                     duration_s=0.0)
+                yield turn.append(ChatMessage("user", EMPTY_REPLY))
+                return False
+            reported = reported_result(reply)
+            yield ev.FinalAnswer(step=step, text=reply.strip() if reported is None
+                                 else reported)
             return True
         # OpenAI's shape: the calls ride on the assistant message, each tool message
         # answers one by id, and the bridge records each call under the same id.
