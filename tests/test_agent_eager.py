@@ -123,6 +123,12 @@ def test_a_reply_that_reports_a_calls_result_is_the_answer_and_an_empty_one_is_a
     assert observations[1].startswith("Your reply was empty")
     assert next(e for e in events if isinstance(e, ev.FinalAnswer)).text == "The sum is 3."
     assert events[-1].status == "answered" and events[-1].tool_calls == 1
+    # The word to the empty reply is feedback, not a turn of the user's: a session resumed
+    # from this transcript (and /retry, compaction) still sees one request.
+    assert agent.turns == 1
+    resumed = Agent(agent.model, agent.actions, agent.bridge, system_prompt=EAGER_PROMPT,
+                    transcript=agent.transcript)
+    assert resumed.turns == 1
     # Once a turn: a second empty reply is the (empty) answer.
     agent, _ = make_agent(hub, ["", ""])
     events = list(agent.run("Add 1 and 2."))

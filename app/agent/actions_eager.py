@@ -19,6 +19,7 @@ from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions import Turn
 from deskmate.app.agent.bridge import BridgeError, ToolBridge, new_call_id
 from deskmate.app.agent.modes import Mode
+from deskmate.app.agent.parse import EMPTY_ANSWER
 from deskmate.app.llm.base import ChatMessage
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.sandbox.capture import truncate_middle as truncate
@@ -57,9 +58,6 @@ def tool_schemas(catalog: Catalog) -> list[dict[str, Any]]:
 # What a small model adds to a call it reports rather than makes (after the tool's
 # answer came back: {"name": …, "arguments": …, "result": "The sum … is 138290."}).
 RESULT_KEYS = ("result", "output", "response")
-# Said once a turn to an empty reply, which would otherwise end the turn with no answer.
-EMPTY_REPLY = ("Your reply was empty. Answer the user from the tool results above, or "
-               "call a tool if one is still needed.")
 
 
 def _bare_objects(text: str) -> list[tuple[str, Any]]:
@@ -153,7 +151,7 @@ class EagerActions:
     def __init__(self, bridge: ToolBridge) -> None:
         self.bridge = bridge
         self.tools: tuple[dict[str, Any], ...] = tuple(tool_schemas(bridge.catalog))
-        self._empty_said = False  # an empty reply was answered with EMPTY_REPLY this turn
+        self._empty_said = False  # an empty reply was answered with EMPTY_ANSWER this turn
 
     def stop_at(self, reply: str) -> int | None:
         return None  # a reply may hold several calls: let the model finish
@@ -169,9 +167,9 @@ class EagerActions:
             yield turn.append(ChatMessage("assistant", reply))
             if not reply.strip() and not self._empty_said:
                 self._empty_said = True
-                yield ev.Observation(step=step, content=EMPTY_REPLY, status="error",
+                yield ev.Observation(step=step, content=EMPTY_ANSWER, status="error",
                                      duration_s=0.0)
-                yield turn.append(ChatMessage("user", EMPTY_REPLY))
+                yield turn.append(ChatMessage("user", EMPTY_ANSWER))
                 return False
             reported = reported_result(reply)
             yield ev.FinalAnswer(step=step, text=reply.strip() if reported is None

@@ -39,6 +39,9 @@ Parsed = CodeAction | FinalAnswer | Malformed
 EMPTY_REPLY = ("Your reply was empty. Reply with a short thought and one ```python block, "
                "or with `Final answer: ...` when you are done.")
 EMPTY_CODE = "Your code block was empty. Put the Python to run inside it."
+# Eager mode's word to an empty reply, once a turn (actions_eager.py).
+EMPTY_ANSWER = ("Your reply was empty. Answer the user from the tool results above, or "
+                "call a tool if one is still needed.")
 OUTPUT_PREFIX = "Output:\n"  # starts every observation of a code cell
 # The one check before a final answer given without any tool call (app/agent/loop.py).
 UNREAD_DATA = ("That answer came before any tool returned data. Write the code that calls "
@@ -82,7 +85,8 @@ def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED,
                                 UNSEEN_NAMES))
-            or content in (EMPTY_REPLY, EMPTY_CODE, UNREAD_DATA, AFTER_ERROR, UNCHANGED))
+            or content in (EMPTY_REPLY, EMPTY_CODE, EMPTY_ANSWER, UNREAD_DATA, AFTER_ERROR,
+                           UNCHANGED))
 
 
 def closed_code_block(text: str) -> int | None:
