@@ -333,6 +333,10 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         named = box.execute("for node in graph['entities']:\n    print(node['city'])").error
         assert named.endswith("Hint: node has no key 'city'; its keys are 'name', "
                               "'entityType'")
+        # Raised inside a library: its variables are not the model's (string.py's
+        # `mapping` here), so the general hint, not a name the code never wrote.
+        inside = box.execute("import string\nstring.Template('$x').substitute({})").error
+        assert "print() the value to see the keys" in inside and "mapping" not in inside
         added = box.execute("{'content': 'a'} + {'content': 'b'}").error
         assert "TypeError" in added and "that value is a dict" in added
         assert "Hint" not in box.execute("[1][0] + 'x'").error

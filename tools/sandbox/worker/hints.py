@@ -4,7 +4,10 @@ that only the tools reach."""
 
 from __future__ import annotations
 
-from .state import Toolspace
+from collections.abc import Iterator
+from typing import Any
+
+from .state import CELL_PREFIX, Toolspace
 
 # Modules small models reach for to get at the web: the sandbox has no network.
 WEB_MODULES = frozenset({"requests", "httpx", "urllib3", "aiohttp", "bs4", "selenium",
@@ -43,13 +46,7 @@ def hint(exc: BaseException, toolspace: Toolspace) -> str:
 def dict_keys(exc: KeyError) -> str:
     """The keys the dict that lacked the key has, named: "print it to see" is advice a
     small model skips, and it guesses the next key ('city', then 'location', then 'city')."""
-    frame, line = failing_line(exc)
-    if frame is None:
-        return ""
-    import re
-
-    for name in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", line)):
-        value = frame.f_locals.get(name, frame.f_globals.get(name))
+    for name, value in line_values(exc):
         if isinstance(value, dict) and exc.args[0] not in value:
             keys = ", ".join(repr(key) for key in list(value)[:12])
             more = f" and {len(value) - 12} more" if len(value) > 12 else ""
@@ -58,31 +55,12 @@ def dict_keys(exc: KeyError) -> str:
     return ""
 
 
-def failing_line(exc: BaseException):
-    """The frame the exception was raised in, and that line's source."""
-    import linecache
-
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    if tb is None:
-        return None, ""
-    frame = tb.tb_frame
-    return frame, linecache.getline(frame.f_code.co_filename, tb.tb_lineno)
-
-
 def json_text(exc: BaseException) -> str:
     """For a str indexed like a dict where the str holds a JSON document (a file's
     text, a web API's body after the fetch server's line about it): the call that parses
     it. Small models index such text straight away, and "print it first" leaves the
     parsing to them, which they then skip."""
-    import re
-
-    frame, line = failing_line(exc)
-    if frame is None:
-        return ""
-    for name in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", line)):
-        value = frame.f_locals.get(name, frame.f_globals.get(name))
+    for name, value in line_values(exc):
         if not isinstance(value, str) or (start := json_start(value)) is None:
             continue
         where = (f"json.loads({name})" if start == 0 else
@@ -91,6 +69,28 @@ def json_text(exc: BaseException) -> str:
         return (f"Hint: {name} is a str that holds a JSON document{after}; parse it and "
                 f"index what that returns: import json; data = {where}\n")
     return ""
+
+
+def line_values(exc: BaseException) -> Iterator[tuple[str, Any]]:
+    """The variables named on the cell's line that raised ``exc`` (the innermost frame
+    of a cell: a library's own frames name its variables, not the model's), with their
+    values, in the order the line names them."""
+    import linecache
+    import re
+
+    tb, frame, line = exc.__traceback__, None, ""
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(CELL_PREFIX):
+            frame = tb.tb_frame
+            line = linecache.getline(frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    if frame is None:
+        return
+    for name in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", line)):
+        if name in frame.f_locals:
+            yield name, frame.f_locals[name]
+        elif name in frame.f_globals:
+            yield name, frame.f_globals[name]
 
 
 def json_start(text: str) -> int | None:
