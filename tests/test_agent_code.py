@@ -374,6 +374,12 @@ def test_an_answer_read_from_a_failed_cells_look_at_its_results_is_taken(hub):
                              "Final answer: Nobody.", "Final answer: Robin Quill"],
                        task="Who is the author?")
     assert "right after an error" in of(events, ev.Observation)[-1].content
+    # ... and so is one that gives only the look's size ("a str of 19 characters").
+    events, _, _ = run(hub, [py("r = toy.echo(text='Author: Robin Quill')\nprint(r['author'])"),
+                             "Final answer: 19", "Final answer: Robin Quill"],
+                       task="Who is the author?")
+    assert "a str of 19 characters" in of(events, ev.Observation)[0].content
+    assert "right after an error" in of(events, ev.Observation)[-1].content
 
 
 def test_an_answer_right_after_a_failed_cell_is_checked_once(hub):

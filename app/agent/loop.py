@@ -42,7 +42,7 @@ from deskmate.app.agent.request import (
     head_start_query,
     names_user_data,
 )
-from deskmate.app.agent.unprinted import NOTE as UNPRINTED
+from deskmate.app.agent.unprinted import looked_at
 from deskmate.app.llm.base import (
     ChatMessage,
     ChatModel,
@@ -254,7 +254,7 @@ class Agent:
             # The failed cell's look at what its tools returned may hold the answer (the
             # author in a log the code indexed like a list): an answer that gives a value
             # from it, and not from the request, was read, not guessed.
-            _, _, looked = last.content.partition(UNPRINTED)
+            looked = looked_at(last.content)
             return not (looked and grounded_in(answer.text, looked, self._request))
         return copies_an_error(answer.text)
 

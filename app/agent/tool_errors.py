@@ -30,7 +30,7 @@ PATH_ERRORS = (
     (MISSING_PATH, ("list_directory", "search_files"),
      "nothing is at that path; see what its folder holds with"),
 )
-UNMATCHED_PATHSPEC = re.compile(r"pathspec '[^']*' did not match any files", re.I)
+UNMATCHED_PATHSPEC = re.compile(r"pathspec '([^']*)' did not match any files", re.I)
 WRITE_FILE_TOOLS = ("write_file", "write_text_file", "create_file")
 FOLDER_LINES = 30  # of a folder's listing shown after a "no such file" error
 PATH_WORDS = ("path", "file", "filename", "dir", "directory", "folder")
@@ -88,7 +88,7 @@ def similar_name(error: str, listing: Any) -> str | None:
     match = UNMATCHED_PATHSPEC.search(error)
     if match is None:
         return None
-    wanted = posixpath.basename(match.group(0).split("'")[1])
+    wanted = posixpath.basename(match.group(1))
     text = listing if isinstance(listing, str) else json.dumps(listing)
     names = [line.split("]", 1)[1].strip() if line.startswith("[") else line.strip()
              for line in text.splitlines()]

@@ -21,6 +21,8 @@ PREVIEW_CHARS = 300  # of each result
 MAX_RESULTS = 3  # shown after one cell
 HEAD_CHARS = 40  # of a result that, found in the output, counts as printed
 NOTE = "Not printed by your code (a look at what the tools returned):"
+# The head of each look in the note ("fetch.fetch returned a str of 511 characters: ").
+HEAD = re.compile(r"^[\w.]+ returned an? \w+(?: of [\d,]+ \w+)?: ", re.M)
 # A line of output that is an empty value, alone or as a field's value ({'entities': []}).
 EMPTY = re.compile(r"""(?:^|[:=]\s*)(?:\[\]|\{\}|\(\)|''|""|None|0)\s*[,}\])]*\s*$""", re.M)
 
@@ -53,6 +55,13 @@ def unprinted(returned: Sequence[Returned], shown: str) -> str:
         if len(lines) == MAX_RESULTS:
             break
     return f"{NOTE}\n" + "\n".join(lines) if lines else ""
+
+
+def looked_at(observation: str) -> str:
+    """What the note in a cell's ``observation`` showed of the tools' results, without
+    its heads (whose sizes are not data); "" when it has no note."""
+    _, _, note = observation.partition(NOTE)
+    return HEAD.sub("", note)
 
 
 def _size(value: Any) -> str:
