@@ -180,3 +180,80 @@ def test_a_web_address_given_as_a_path_is_refused_with_where_pages_come_from():
         bridge.call_json("filesystem", "list_directory", {"path": "https://h/"})
     assert calls == [] and bridge.calls == 0
 
+
+
+def test_a_refused_value_gets_the_call_written_as_the_documentations_examples():
+    """'New York' for an IANA name: the hint rewrites every value that an example of its
+    parameter (or of the server's parameter sharing a word of its name) holds."""
+    from deskmate.tools.hub.results import ContentItem, ToolResult
+
+    def zone(description):
+        return {"type": "string", "description": description}
+
+    convert = {"type": "object", "required": ["source_timezone", "time", "target_timezone"],
+               "properties": {
+                   "source_timezone": zone("Source IANA timezone name (e.g., "
+                                           "'America/New_York', 'Europe/London')."),
+                   "time": {"type": "string", "description": "Time in 24-hour format (HH:MM)"},
+                   "target_timezone": zone("Target IANA timezone name (e.g., 'Asia/Tokyo', "
+                                           "'America/San_Francisco').")}}
+    current = {"type": "object", "required": ["timezone"], "properties": {
+        "timezone": zone("IANA timezone name (e.g., 'America/New_York', 'Europe/London').")}}
+    catalog = Catalog.from_specs([ToolSpec("time", "convert_time", "Convert.", convert),
+                                  ToolSpec("time", "get_current_time", "Now.", current)])
+
+    def call(server, tool, arguments, cancel=None, hooks=None):
+        bad = next(v for v in arguments.values() if "/" not in v and ":" not in v)
+        text = f"Error executing tool: Invalid timezone: 'No time zone found with key {bad}'"
+        return ToolResult(server, tool, (ContentItem("text", text=text),), is_error=True)
+
+    bridge = ToolBridge(catalog, call, Policy(yes_all=True))
+    with pytest.raises(BridgeError) as caught:
+        bridge.call_tool("time", "convert_time", [], {
+            "source_timezone": "New York", "time": "09:30", "target_timezone": "Tokyo"})
+    assert str(caught.value).endswith(
+        "Hint: source_timezone='New York' is not written the way the documentation's "
+        "examples are; likely meant: time.convert_time(source_timezone='America/New_York', "
+        "time='09:30', target_timezone='Asia/Tokyo')")
+    # get_current_time's own examples lack Tokyo; convert_time's target_timezone has it.
+    with pytest.raises(BridgeError) as caught:
+        bridge.call_tool("time", "get_current_time", [], {"timezone": "tokyo"})
+    assert str(caught.value).endswith("time.get_current_time(timezone='Asia/Tokyo')")
+    # Nothing fits: the examples' form.
+    with pytest.raises(BridgeError) as caught:
+        bridge.call_tool("time", "get_current_time", [], {"timezone": "Mars"})
+    assert str(caught.value).endswith(
+        "Hint: timezone='Mars' was refused; write it in the form of the documentation's "
+        "examples: 'America/New_York', 'Europe/London', 'Asia/Tokyo'")
+
+
+def test_a_search_with_a_sentence_that_found_nothing_says_to_try_a_word():
+    from deskmate.app.agent.empty_result import empty
+    from deskmate.tools.hub.results import ContentItem, ToolResult
+
+    query = {"type": "object", "required": ["query"],
+             "properties": {"query": {"type": "string"}}}
+    catalog = Catalog.from_specs([ToolSpec("memory", "search_nodes", "Search.", query),
+                                  ToolSpec("memory", "read_graph", "All.", {"type": "object"}),
+                                  ToolSpec("memory", "open_nodes", "Open.", query)])
+    found = {"Marta": '{"entities": [{"name": "Marta"}], "relations": []}'}
+
+    def call(server, tool, arguments, cancel=None, hooks=None):
+        text = found.get(arguments.get("query"), '{"entities": [], "relations": []}')
+        return ToolResult(server, tool, (ContentItem("text", text=text),))
+
+    bridge = ToolBridge(catalog, call, Policy(yes_all=True))
+    bridge.call_tool("memory", "search_nodes", [], {"query": "Marta lives in a city"})
+    assert bridge.returned[-1].note == (
+        "Note: memory.search_nodes(query='Marta lives in a city') found nothing. Searches "
+        "often match single words or names, not sentences: before answering that nothing "
+        "exists, search again with one name or word from the request, or read everything "
+        "with memory.read_graph().")
+    # A result, a one-word search, or a call that does not search: no note.
+    for tool, words in (("search_nodes", "Marta"), ("search_nodes", "Oslo"),
+                        ("open_nodes", "Marta lives here")):
+        bridge.call_tool("memory", tool, [], {"query": words})
+        assert tool == "open_nodes" or bridge.returned[-1].note == ""
+    assert bridge.returned[-1].note.startswith("Note: memory.open_nodes(")  # 'query' searches
+    assert empty("[]") and empty({"rows": []}) and empty("No results.") and empty(None)
+    assert not empty({"count": 0}) and not empty("0") and not empty([{}]) and not empty('""')

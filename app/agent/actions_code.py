@@ -94,6 +94,8 @@ class CodeActions:
         if came_to_nothing(result.status, printed) and (
                 note := unprinted(self.returned(), f"{printed}\n{result.error}")):
             content += "\n" + note
+        if notes := "\n".join(dict.fromkeys(r.note for r in self.returned() if r.note)):
+            content += "\n" + notes
         yield ev.Observation(step=step, content=content, status=result.status,
                              duration_s=result.duration_s)
         yield turn.append(ChatMessage("user", content))

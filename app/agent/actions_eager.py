@@ -202,4 +202,6 @@ class EagerActions:
                                               call.arguments, call_id=call_id)
         except BridgeError as exc:
             return f"Error: {exc}"
-        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        returned = self.bridge.returned
+        return f"{text}\n{returned[-1].note}" if returned and returned[-1].note else text

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from deskmate.app.agent.empty_result import empty_note
 from deskmate.app.agent.events import (
     AgentEvent,
     ToolApprovalDecided,
@@ -36,6 +37,7 @@ from deskmate.app.agent.tool_errors import (
     path_hint,
     pathspec_folder,
     similar_name,
+    value_hint,
     write_first,
 )
 from deskmate.app.agent.tool_news import CallNews
@@ -312,11 +314,14 @@ class ToolBridge:
                               + self._folder_shown(real, result.text)
                               + write_first(self._tools, result.text,
                                             self._meant(result.text, arguments))
-                              + character_hint(arguments))
+                              + character_hint(arguments)
+                              + value_hint(self._tools, real, spec, sig, arguments,
+                                           result.text))
         if not spec.read_only:
             self.changes += 1
         value = result.value()  # decoded from JSON: the sandbox can send it back as is
-        self.returned.append(Returned(f"{py_identifier(real)}.{sig.name}", value))
+        self.returned.append(Returned(f"{py_identifier(real)}.{sig.name}", value,
+                                      empty_note(self._tools, real, sig, arguments, value)))
         return value
 
     def _finished(self, call_id: str, server: str, tool: str, text: str, is_error: bool,

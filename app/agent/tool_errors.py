@@ -1,6 +1,7 @@
 """What a failed tool call's error adds so that a small model's next call is right:
 the call a file server's path error points to, the folder above a missing path, the
-file git cannot stage because it was never written, a path of one character.
+file git cannot stage because it was never written, a path of one character, a value
+written otherwise than the documentation's examples.
 
 Pure functions of the error text, the call's arguments and the session's tools
 (``(server, tool) -> (ToolSpec, Signature)``, the bridge's table); the bridge makes
@@ -127,3 +128,78 @@ def character_hint(arguments: Mapping[str, Any]) -> str:
             return (f"\nHint: {key}={value!r} is a single character. A for loop over a str "
                     "goes character by character; for a text's lines use .splitlines().")
     return ""
+
+
+# A value quoted in a parameter's description ("IANA timezone name (e.g., 'Asia/Tokyo')").
+QUOTED = re.compile(r"""'([^'\n]{2,60})'|"([^"\n]{2,60})"|`([^`\n]{2,60})`""")
+
+
+def value_hint(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
+               arguments: Mapping[str, Any], error: str) -> str:
+    """For an error that quotes a value the call gave (``Invalid timezone: 'New York'``):
+    the form the parameter's description shows ('America/New_York'), and the call with
+    every value rewritten to the example it names. Small models read "must be an IANA
+    name" in the docs, then answer that the tool failed; the corrected call is what they
+    copy. Examples come from the parameter's own description, then from the server's
+    parameters that share a word of its name (a tool's ``timezone`` and another's
+    ``target_timezone``)."""
+    refused = [p for p in sig.params if _given_text(arguments.get(p.original))
+               and arguments[p.original] in error and not p.name.lower().endswith(PATH_WORDS)]
+    if not refused:
+        return ""
+    fixed = {p.original: meant for p in sig.params
+             if _given_text(arguments.get(p.original))
+             and (meant := _meant_value(arguments[p.original],
+                                        examples(tools, server, spec, p.original)))}
+    param = refused[0]
+    shown = examples(tools, server, spec, param.original)[:3]
+    if param.original in fixed:
+        call = ", ".join(f"{p.name}={fixed.get(p.original, arguments[p.original])!r}"
+                         for p in sig.params if p.original in arguments)
+        return (f"\nHint: {param.name}={arguments[param.original]!r} is not written the way "
+                f"the documentation's examples are; likely meant: "
+                f"{py_identifier(server)}.{sig.name}({call})")
+    if not shown:
+        return ""
+    return (f"\nHint: {param.name}={arguments[param.original]!r} was refused; write it in "
+            f"the form of the documentation's examples: {', '.join(map(repr, shown))}")
+
+
+def examples(tools: Tools, server: str, spec: ToolSpec, original: str) -> list[str]:
+    """Values quoted in the description (and ``examples``, ``enum``) of ``original``,
+    then of the server's parameters whose names share a word with it."""
+    words = set(original.lower().split("_"))
+    own = _schema_examples(spec.input_schema.get("properties", {}).get(original))
+    others = [value for (s, _), (other, _) in tools.items() if s == server
+              for key, schema in (other.input_schema.get("properties") or {}).items()
+              if isinstance(key, str) and words & set(key.lower().split("_"))
+              for value in _schema_examples(schema)]
+    return list(dict.fromkeys(own + others))
+
+
+def _schema_examples(schema: Any) -> list[str]:
+    if not isinstance(schema, dict):
+        return []
+    listed = [value for key in ("examples", "enum")
+              if isinstance(values := schema.get(key), list)
+              for value in values if isinstance(value, str)]
+    description = schema.get("description")
+    quoted = ([next(filter(None, m)) for m in QUOTED.findall(description)]
+              if isinstance(description, str) else [])
+    return listed + quoted
+
+
+def _given_text(value: Any) -> bool:
+    return isinstance(value, str) and len(value.strip()) >= 2
+
+
+def _meant_value(value: str, candidates: list[str]) -> str | None:
+    """The example whose words hold all of ``value``'s ('New York' → 'America/New_York',
+    'tokyo' → 'Asia/Tokyo'); None when ``value`` is one of them or none fits."""
+    if value in candidates:
+        return None
+    words = set(re.findall(r"[a-z0-9]+", value.lower()))
+    if not words:
+        return None
+    fits = [c for c in candidates if words <= set(re.findall(r"[a-z0-9]+", c.lower()))]
+    return min(fits, key=len) if fits else None

@@ -36,6 +36,7 @@ def came_to_nothing(status: str, output: str) -> bool:
 class Returned:
     call: str  # "fetch.fetch": the server's object and the tool, as the code calls it
     value: Any  # what the call returned to the code
+    note: str = ""  # what the result adds for the model (empty_result.empty_note)
 
 
 def unprinted(returned: Sequence[Returned], shown: str) -> str:

@@ -1,0 +1,72 @@
+"""What a search that found nothing adds to its result: try fewer words, or read it all.
+
+A small model searches with a sentence ("Marta lives in a city"), gets an empty result
+from a server that matches single words or names, and answers "Marta does not live in
+any city". The note after an empty result of a call that searched with several words
+says so and names the server's tool that reads everything, when it has one. It reads
+as a condition (before answering that nothing exists), so an empty result that is the
+answer still is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from deskmate.app.agent.tool_errors import Tools
+from deskmate.tools.signatures import Signature, py_identifier
+
+# A tool or parameter name that says the call searches (search_nodes, query, pattern).
+SEARCHING = re.compile(r"search|find|query|lookup|match|pattern|keyword|filter|term|^q$", re.I)
+# A tool that takes nothing and reads a whole store (read_graph, list_entities, get_all).
+READ_ALL = re.compile(r"^(read|list|get_all|dump|export)", re.I)
+EMPTY_TEXTS = {"", "[]", "{}", "null", "none", "no results", "no matches", "not found"}
+
+
+def empty(value: Any) -> bool:
+    """None, an empty text, list or dict, or a dict whose every value is an empty list
+    or dict (``{'entities': [], 'relations': []}``)."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        text = value.strip().rstrip(".").lower()
+        if text in EMPTY_TEXTS:
+            return True
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return False
+        return not isinstance(decoded, str) and empty(decoded)
+    if isinstance(value, list | tuple):
+        return not value
+    if isinstance(value, dict):
+        return all(isinstance(v, list | tuple | dict) and not v for v in value.values())
+    return False
+
+
+def empty_note(tools: Tools, server: str, sig: Signature, arguments: Mapping[str, Any],
+               value: Any) -> str:
+    """The note for ``value``, the result of a search with several words; "" for any
+    other call or result."""
+    if not empty(value):
+        return ""
+    searching = SEARCHING.search(sig.name)
+    query = next(((p, arguments[p.original]) for p in sig.params
+                  if isinstance(arguments.get(p.original), str)
+                  and len(arguments[p.original].split()) >= 2
+                  and not arguments[p.original].startswith("/")
+                  and (searching or SEARCHING.search(p.name))), None)
+    if query is None:
+        return ""
+    param, text = query
+    reader = next((f"{py_identifier(server)}.{other.name}()"
+                   for (s, _), (_, other) in tools.items()
+                   if s == server and other.name != sig.name
+                   and READ_ALL.search(other.name)
+                   and not any(p.required for p in other.params)), None)
+    return (f"Note: {py_identifier(server)}.{sig.name}({param.name}={text!r}) found nothing. "
+            "Searches often match single words or names, not sentences: before answering "
+            "that nothing exists, search again with one name or word from the request"
+            + (f", or read everything with {reader}." if reader else "."))
