@@ -391,16 +391,31 @@ def test_an_answer_right_after_a_failed_cell_is_checked_once(hub):
     assert [o.status for o in observations] == ["error", "error", "ok"]
     assert "right after an error" in observations[1].content
     assert of(events, ev.FinalAnswer)[0].text == "3" and runtime.agent.turns == 1
-    # An answer that copies an earlier error's traceback is checked the same way.
+    # An answer that copies an earlier error's traceback is sent back, as an echo.
     events, _, _ = run(hub, [
         py("toy.add(a='one', b=2)"), py("print(1)"),
         "Final answer: Error: Traceback (most recent call last): ...", "Final answer: 1"])
-    assert "right after an error" in of(events, ev.Observation)[-1].content
+    assert of(events, ev.Observation)[-1].content.startswith("That reply copies the error")
     assert of(events, ev.FinalAnswer)[0].text == "1"
     # Once a turn: the second answer after another failure is taken.
     events, _, _ = run(hub, [py("toy.add(a='x', b=2)"), "Final answer: a",
                              py("toy.add(a='y', b=2)"), "Final answer: b"])
     assert of(events, ev.FinalAnswer)[0].text == "b" and events[-1].steps == 4
+
+
+def test_a_failed_cells_output_written_back_as_the_answer_is_sent_back_twice(hub):
+    # Told to fix the error, small models write the failed output back (its look at the
+    # tools' results would pass it as read): that is never the answer, twice a turn.
+    failed = py("page = toy.echo(text='Ada Lovelace')\nprint(page['author'])")
+    echo = ("Error: Traceback (most recent call last):\n  File \"<cell 1>\", line 2\n"
+            "TypeError: string indices must be integers\n"
+            "toy.echo returned a str of 12 characters: Ada Lovelace")
+    events, _, _ = run(hub, [failed, "Final answer: " + echo, echo, echo, "Final answer: x"],
+                       task="Who is the author?")
+    checks = [o.content for o in of(events, ev.Observation)][1:]
+    assert [c[:26] for c in checks] == ["That reply copies the erro"] * 2 + [
+        "That answer came right aft"]
+    assert of(events, ev.FinalAnswer)[0].text == "x" and events[-1].steps == 5
 
 
 def test_an_answer_followed_by_the_tool_calls_of_its_fix_runs_them(hub):

@@ -1,5 +1,6 @@
 """What an error or an empty result adds, through the code-mode loop with real servers:
-the time server refusing 'New York', the memory server finding nothing for a sentence."""
+the time server refusing 'New York', the memory server finding nothing for a sentence or
+given the wrong shape, the file server given a wildcard."""
 
 from __future__ import annotations
 
@@ -20,13 +21,19 @@ def hub(tmp_path_factory, mcp_bin):
     npm = mcp_bin / "npm" / "node_modules" / ".bin"
     servers = [ServerConfig("time", command=str(mcp_bin / "py" / "bin" / "mcp-server-time")),
                ServerConfig("memory", command=str(npm / "mcp-server-memory"),
-                            env={"MEMORY_FILE_PATH": str(workdir / "memory.json")})]
+                            env={"MEMORY_FILE_PATH": str(workdir / "memory.json")}),
+               ServerConfig("filesystem", command=str(npm / "mcp-server-filesystem"),
+                            args=(str(workdir),))]
+    (workdir / "logs").mkdir()
+    for name in ("a.log", "b.log"):
+        (workdir / name).write_text("x")
     with Hub(servers, workdir) as hub:
         assert all(s.status == "ready" for s in hub.start())
-        yield hub
+        yield hub, workdir
 
 
 def observations(hub, *cells: str) -> list[str]:
+    hub = hub[0]
     replies = [f"Let me check.\n```python\n{cell}\n```" for cell in cells] + ["Final answer: -"]
     runtime = build_agent(ScriptedModel(replies), hub=hub, policy=Policy(yes_all=True))
     try:
@@ -58,3 +65,29 @@ def test_a_search_with_a_sentence_that_found_nothing_is_told_to_try_a_word(hub):
         "exists, search again with one name or word from the request, or read everything "
         "with memory.read_graph().")
     assert "Porto" in second and "Note:" not in second
+
+
+def test_objects_for_another_tool_and_a_text_for_a_list_get_named(hub):
+    people = 'people = [{"name": "Ada", "entityType": "person", "observations": ["CTO"]}]'
+    wrong_tool, text_for_list, *_ = observations(
+        hub, f"{people}\nprint(memory.add_observations(observations=people))",
+        'print(memory.create_entities(entities=[{"name": "service", "entityType": "code", '
+        '"observations": "app.py\\nroutes.py"}]))')
+    assert "'entityName' is a required property" in wrong_tool
+    assert "Hint: objects with name, entityType, observations are what " \
+           "memory.create_entities takes, as entities: memory.create_entities(entities: " \
+           in wrong_tool
+    assert text_for_list.rstrip().endswith(
+        "Hint: that value is a str of 2 lines where a list is expected: text.splitlines() "
+        "gives the list of its lines.")
+
+
+def test_a_wildcard_given_for_one_path_gets_the_search_then_a_loop(hub):
+    workdir = hub[1]
+    seen = observations(hub, f'filesystem.move_file(source="{workdir}/*.log", '
+                             f'destination="{workdir}/logs")')[0]
+    assert f"Hint: source='{workdir}/*.log' is a wildcard pattern, and move_file takes one " \
+           "path: nothing expands the pattern, so get the names with " \
+           "filesystem.search_files(path: str, pattern: str" in seen
+    assert seen.rstrip().endswith("call move_file once for each name in a for loop.")
+    assert (workdir / "a.log").exists()

@@ -31,13 +31,16 @@ from deskmate.app.agent.events import (
 )
 from deskmate.app.agent.tool_errors import (
     PATH_WORDS,
+    Tools,
     character_hint,
     folder_note,
     missing_folder,
     path_hint,
     pathspec_folder,
+    shape_hint,
     similar_name,
     value_hint,
+    wildcard_hint,
     write_first,
 )
 from deskmate.app.agent.tool_news import CallNews
@@ -248,7 +251,7 @@ class ToolBridge:
         real = self._server(server)
         spec, sig = self._tool(real, tool)
         try:
-            return self._invoke(real, spec, sig, self._arguments(sig, spec, args, kwargs))
+            return self._invoke(real, spec, sig, self._arguments(real, sig, spec, args, kwargs))
         except BridgeError as exc:
             # Positional arguments bind silently in signature order; a small model that
             # put them in another order repeats the call unless the error shows how.
@@ -264,7 +267,7 @@ class ToolBridge:
         spec, sig = self._tool(real, tool)
         if not isinstance(arguments, dict):
             raise BridgeError(f"arguments of {spec.name} must be a JSON object")
-        _validate(spec, sig, arguments)
+        _validate(spec, sig, arguments, self._tools, real)
         return self._invoke(real, spec, sig, arguments, call_id)
 
     def _invoke(self, real: str, spec: ToolSpec, sig: Signature,
@@ -316,7 +319,8 @@ class ToolBridge:
                                             self._meant(result.text, arguments))
                               + character_hint(arguments)
                               + value_hint(self._tools, real, spec, sig, arguments,
-                                           result.text))
+                                           result.text)
+                              + wildcard_hint(self._tools, real, sig, arguments))
         if not spec.read_only:
             self.changes += 1
         value = result.value()  # decoded from JSON: the sandbox can send it back as is
@@ -410,7 +414,7 @@ class ToolBridge:
         raise BridgeError(f"{py_identifier(server)} has no tool {name!r}{hint}. "
                           f"Try search_tools({name!r}) or tool_help({py_identifier(server)!r}).")
 
-    def _arguments(self, sig: Signature, spec: ToolSpec, args: list[Any],
+    def _arguments(self, server: str, sig: Signature, spec: ToolSpec, args: list[Any],
                    kwargs: dict[str, Any]) -> dict[str, Any]:
         if len(args) > len(sig.params):
             raise BridgeError(f"too many positional arguments for {sig.name}\n"
@@ -429,11 +433,14 @@ class ToolBridge:
             raise BridgeError(f"{sig.name} has no parameter {unknown[0]!r}"
                               f"{_hint(unknown[0], [p.name for p in sig.params])}\n"
                               f"Signature: {sig.def_line()}")
-        _validate(spec, sig, arguments)
+        _validate(spec, sig, arguments, self._tools, server)
         return arguments
 
 
-def _validate(spec: ToolSpec, sig: Signature, arguments: dict[str, Any]) -> None:
+def _validate(spec: ToolSpec, sig: Signature, arguments: dict[str, Any],
+              tools: Tools | None = None, server: str = "") -> None:
+    """Refuse arguments the tool's schema does not admit, with the hint ``tools`` (the
+    session's) give for the refused part (tool_errors.shape_hint)."""
     from jsonschema import exceptions, validators
 
     schema = spec.input_schema or {"type": "object"}
@@ -445,9 +452,11 @@ def _validate(spec: ToolSpec, sig: Signature, arguments: dict[str, Any]) -> None
         return  # the server's schema is broken; let the server judge the call
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path)
+        hint = shape_hint(tools or {}, server, sig, str(error.validator),
+                          error.validator_value, error.instance)
         raise BridgeError(f"bad arguments for {sig.name}: {error.message}"
                           + (f" (at {where})" if where else "")
-                          + f"\nSignature: {sig.def_line()}")
+                          + f"\nSignature: {sig.def_line()}{hint}")
 
 
 def _binding(server: str, sig: Signature, args: list[Any], error: str) -> str:

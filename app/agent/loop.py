@@ -22,6 +22,7 @@ from deskmate.app.agent.actions import Actions, Stop, Turn
 from deskmate.app.agent.bridge import CallContext, ToolBridge
 from deskmate.app.agent.parse import (
     AFTER_ERROR,
+    ECHOED,
     TOOLS_FOUND,
     UNCHANGED,
     UNREAD_DATA,
@@ -56,6 +57,8 @@ from deskmate.tools.sandbox import SandboxError
 
 if TYPE_CHECKING:
     from deskmate.app.agent.experience import Experience
+
+MAX_ECHOES = 2  # answers a turn that copy an error's report and are sent back (ECHOED)
 
 @dataclass(frozen=True)
 class AgentLimits:
@@ -110,6 +113,7 @@ class Agent:
         self._error_checked = False  # the check of an answer right after an error was made
         self._change_checked = False  # the check of an answer that changed nothing was made
         self._names_checked = False  # the check of an answer naming unseen files was made
+        self._echoes = 0  # answers this turn that copied an error's report
         self._turn_start = 0  # where this turn's messages start in the transcript
 
     def run(self, task: str, cancel: threading.Event | None = None) -> Iterator[ev.AgentEvent]:
@@ -134,6 +138,7 @@ class Agent:
         self.actions.new_turn()
         self._request, self._checked = task, False
         self._error_checked = self._change_checked = self._names_checked = False
+        self._echoes = 0
         status: ev.TurnStatus = "max_steps"
         try:
             for step in range(1, self.limits.max_steps + 1):
@@ -222,6 +227,11 @@ class Agent:
             # from a guess, before any tool ran: ask once whether the data is needed.
             self._checked = True
             return UNREAD_DATA
+        if copies_an_error(answer.text) and self._echoes < MAX_ECHOES:
+            # ... or, told so, write the failed cell's output back as the answer (which a
+            # look at the tools' results in it would otherwise pass as read).
+            self._echoes += 1
+            return ECHOED
         if self._answers_after_error(answer):
             # ... or give up after one failed call, restating the error as the answer.
             self._error_checked = True

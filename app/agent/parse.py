@@ -51,6 +51,13 @@ UNREAD_DATA = ("That answer came before any tool returned data. Write the code t
 AFTER_ERROR = ("That answer came right after an error, so it is not from the data. Read the "
                "error, fix the code (another tool, or the arguments the signature names) "
                "and run it; then answer from its output.")
+# Answers a final answer that copies an error's report (a traceback, "Error: ..."),
+# twice a turn at most (app/agent/loop.py): after the check above, small models often
+# write the failed cell's output back, and that is never the user's answer.
+ECHOED = ("That reply copies the error report instead of acting on it, and an error "
+          "report is not an answer. Do not write the output again: write one ```python "
+          "block that does what the error and its hint say (or takes another way to the "
+          "request), then answer from what it prints.")
 # The one check before a final answer to a request for a change when no tool that changes
 # anything has run in the turn (app/agent/loop.py).
 UNCHANGED = ("Nothing has been changed yet: no tool that writes or changes anything ran in "
@@ -86,7 +93,7 @@ def is_feedback(content: str) -> bool:
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED,
                                 UNSEEN_NAMES))
             or content in (EMPTY_REPLY, EMPTY_CODE, EMPTY_ANSWER, UNREAD_DATA, AFTER_ERROR,
-                           UNCHANGED))
+                           ECHOED, UNCHANGED))
 
 
 def closed_code_block(text: str) -> int | None:

@@ -203,3 +203,63 @@ def _meant_value(value: str, candidates: list[str]) -> str | None:
         return None
     fits = [c for c in candidates if words <= set(re.findall(r"[a-z0-9]+", c.lower()))]
     return min(fits, key=len) if fits else None
+
+
+# A parameter whose name says it takes a pattern, where a wildcard is meant.
+PATTERN_WORDS = re.compile(r"pattern|glob|query|regex|exclude|filter|match|search", re.I)
+
+
+def wildcard_hint(tools: Tools, server: str, sig: Signature,
+                  arguments: Mapping[str, Any]) -> str:
+    """For a failed call given a wildcard (``source="/w/*.log"``) where the tool takes one
+    path: no shell expands it, so the names come from a search (or a listing) first, and
+    the tool is called for each."""
+    given = next(((p, arguments[p.original]) for p in sig.params
+                  if isinstance(arguments.get(p.original), str) and "*" in arguments[p.original]
+                  and not PATTERN_WORDS.search(p.name)), None)
+    if given is None:
+        return ""
+    searcher = next((f"{py_identifier(server)}.{other.call_text()}"
+                     for (s, _), (_, other) in tools.items() if s == server
+                     and any(PATTERN_WORDS.search(p.name) and p.required for p in other.params)),
+                    None) or next((f"{py_identifier(server)}.{other.call_text()}"
+                                   for (s, name), (_, other) in tools.items()
+                                   if s == server and name.startswith("list_")), None)
+    param, value = given
+    where = f"get the names with {searcher} (print them), then " if searcher else ""
+    return (f"\nHint: {param.name}={value!r} is a wildcard pattern, and {sig.name} takes one "
+            f"path: nothing expands the pattern, so {where}call {sig.name} once for each "
+            "name in a for loop.")
+
+
+def shape_hint(tools: Tools, server: str, sig: Signature, kind: str, expected: Any,
+               instance: Any) -> str:
+    """For arguments the tool's schema refused (``kind`` is the failed JSON-schema
+    keyword, ``expected`` its value, ``instance`` the refused part): a text where a list
+    is expected (the lines a search returned, given whole), or objects whose keys are the
+    ones another tool of the server takes (entities given to add_observations, which
+    wants observations of existing entities, when create_entities takes them)."""
+    types = expected if isinstance(expected, list) else [expected]
+    if kind == "type" and isinstance(instance, str) and "array" in types:
+        lines = instance.splitlines()
+        if len(lines) > 1:
+            return (f"\nHint: that value is a str of {len(lines)} lines where a list is "
+                    "expected: text.splitlines() gives the list of its lines.")
+        return "\nHint: that value is a str where a list is expected: put it in one, [value]."
+    if kind not in ("required", "additionalProperties") or not isinstance(instance, dict):
+        return ""
+    keys = [key for key in instance if isinstance(key, str)]
+    if len(keys) < 2:
+        return ""
+    for (s, name), (spec, other) in tools.items():
+        if s != server or name == sig.name:
+            continue
+        for param in other.params:
+            schema = (spec.input_schema.get("properties") or {}).get(param.original)
+            item = schema.get("items") if isinstance(schema, dict) else None
+            fields = (item if isinstance(item, dict) else schema or {}).get("properties")
+            if isinstance(fields, dict) and set(keys) <= set(fields):
+                return (f"\nHint: objects with {', '.join(keys)} are what "
+                        f"{py_identifier(server)}.{other.name} takes, as {param.name}: "
+                        f"{py_identifier(server)}.{other.call_text()}")
+    return ""
