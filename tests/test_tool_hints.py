@@ -91,3 +91,15 @@ def test_a_wildcard_given_for_one_path_gets_the_search_then_a_loop(hub):
            "filesystem.search_files(path: str, pattern: str" in seen
     assert seen.rstrip().endswith("call move_file once for each name in a for loop.")
     assert (workdir / "a.log").exists()
+
+
+def test_an_edit_whose_text_is_not_in_the_file_gets_the_closest_lines(hub):
+    workdir = hub[1]
+    (workdir / "mail.py").write_text("import smtplib\n\n\ndef recieve(box):\n"
+                                     "    return box.pop()\n")
+    seen = observations(hub, f'filesystem.edit_file(path="{workdir}/mail.py", '
+                             'edits=[{"oldText": "receive", "newText": "receive"}])')[0]
+    assert "Could not find exact match" in seen
+    assert seen.rstrip().endswith(
+        f"The lines of {workdir}/mail.py closest to the text to replace (copy it from here, "
+        "as the file writes it):\n4: def recieve(box):")

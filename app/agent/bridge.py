@@ -31,8 +31,11 @@ from deskmate.app.agent.events import (
 )
 from deskmate.app.agent.tool_errors import (
     PATH_WORDS,
+    READ_FILE_TOOLS,
     Tools,
     character_hint,
+    closest_lines,
+    edit_target,
     folder_note,
     missing_folder,
     path_hint,
@@ -110,7 +113,7 @@ class ToolBridge:
         self._servers: dict[str, str] = {}  # python name -> server name
         self._tools: dict[tuple[str, str], tuple[ToolSpec, Signature]] = {}
         self._search: ToolSearch | None = None
-        self._listing = False  # a folder is being listed for a "no such file" error
+        self._listing = False  # an error's hint is making its own call (_quietly)
         self.returned: list[Returned] = []  # what this step's calls returned, in order
         # (server, tool) the user turned off: absent from the catalog, refused by name.
         self.disabled: frozenset[tuple[str, str]] = frozenset()
@@ -315,6 +318,7 @@ class ToolBridge:
                               + (path_hint(self._tools, real, result.text)
                                  or self._docs(real, sig))
                               + self._folder_shown(real, result.text)
+                              + self._lines_shown(real, result.text, arguments)
                               + write_first(self._tools, result.text,
                                             self._meant(result.text, arguments))
                               + character_hint(arguments)
@@ -324,8 +328,10 @@ class ToolBridge:
         if not spec.read_only:
             self.changes += 1
         value = result.value()  # decoded from JSON: the sandbox can send it back as is
-        self.returned.append(Returned(f"{py_identifier(real)}.{sig.name}", value,
-                                      empty_note(self._tools, real, sig, arguments, value)))
+        if not self._listing:  # (a hint's own call is not the code's to print)
+            self.returned.append(Returned(f"{py_identifier(real)}.{sig.name}", value,
+                                          empty_note(self._tools, real, sig, arguments,
+                                                     value)))
         return value
 
     def _finished(self, call_id: str, server: str, tool: str, text: str, is_error: bool,
@@ -367,6 +373,16 @@ class ToolBridge:
         listing = self._list(server, folder)
         return "" if listing is None else folder_note(folder, listing)
 
+    def _lines_shown(self, server: str, error: str, arguments: dict[str, Any]) -> str:
+        """For an edit whose text to replace is not in the file: the file's lines closest
+        to it, read with the server's own tool (tool_errors.closest_lines)."""
+        target = edit_target(error, arguments)
+        reader = next((name for name in READ_FILE_TOOLS if (server, name) in self._tools), None)
+        if target is None or reader is None:
+            return ""
+        text = self._quietly(server, reader, {"path": target[0]})
+        return "" if text is None else closest_lines(target[0], text, target[1])
+
     def _meant(self, error: str, arguments: dict[str, Any]) -> str | None:
         """For git's unmatched pathspec: the name in the repository's folder that the
         call likely meant, listed with whichever server lists folders."""
@@ -379,11 +395,16 @@ class ToolBridge:
 
     def _list(self, server: str, folder: str) -> Any:
         """``folder``'s listing, or None when it cannot be had."""
-        if self._listing:  # the listing's own failure lists nothing more
+        return self._quietly(server, "list_directory", {"path": folder})
+
+    def _quietly(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
+        """A call an error's hint makes (a folder's listing, a file's text), or None when
+        it cannot be had."""
+        if self._listing:  # the call's own failure calls nothing more
             return None
         self._listing = True
         try:
-            return self.call_json(server, "list_directory", {"path": folder})
+            return self.call_json(server, tool, arguments)
         except Exception:  # refused or failed: the hint still says what to call
             return None
         finally:

@@ -263,3 +263,59 @@ def shape_hint(tools: Tools, server: str, sig: Signature, kind: str, expected: A
                         f"{py_identifier(server)}.{other.name} takes, as {param.name}: "
                         f"{py_identifier(server)}.{other.call_text()}")
     return ""
+
+
+# An edit tool's "the text to replace is not in the file" (the file server's words, and
+# common others').
+NO_MATCH = re.compile(r"could not find (?:an )?exact match|no (?:exact )?match(?:es)? found"
+                      r"|not found in (?:the )?file", re.I)
+READ_FILE_TOOLS = ("read_text_file", "read_file")
+CLOSE_LINES = 3  # of the file, shown after an edit that matched nothing
+
+
+def edit_target(error: str, arguments: Mapping[str, Any]) -> tuple[str, list[str]] | None:
+    """For an edit whose text to replace is not in the file: the file's path and the
+    texts the call looked for (``edits[].oldText``, or any ``old…`` argument)."""
+    if not NO_MATCH.search(error):
+        return None
+    path = next((value for key, value in arguments.items()
+                 if key.lower().endswith(PATH_WORDS) and isinstance(value, str)
+                 and value.startswith("/")), None)
+    wanted: list[str] = []
+    for key, value in arguments.items():
+        items = value if isinstance(value, list) else [arguments]
+        for item in items:
+            if isinstance(item, dict):
+                wanted += [text for name, text in item.items() if isinstance(text, str)
+                           and name.lower().startswith(("old", "search", "find"))]
+        if isinstance(value, str) and key.lower().startswith(("old", "search", "find")):
+            wanted.append(value)
+    wanted = [text for text in dict.fromkeys(wanted) if text.strip()]
+    return (path, wanted) if path and wanted else None
+
+
+def closest_lines(path: str, text: Any, wanted: list[str]) -> str:
+    """The lines of the file (``text``, as read) closest to what the edit looked for,
+    numbered, so the next edit copies the text as the file has it (the model wrote the
+    word it was asked to fix, spelled right, as the text to replace)."""
+    import difflib
+
+    content = text if isinstance(text, str) else json.dumps(text)
+    lines = content.splitlines()
+    if not lines:
+        return ""
+    scored: dict[int, float] = {}
+    for target in wanted:
+        first = target.strip().splitlines()[0].strip() if target.strip() else ""
+        for number, line in enumerate(lines):
+            words = re.findall(r"\w+", line)
+            ratio = max([difflib.SequenceMatcher(None, first, line.strip()).ratio()]
+                        + [difflib.SequenceMatcher(None, first.lower(), w.lower()).ratio()
+                           for w in words])
+            scored[number] = max(scored.get(number, 0.0), ratio)
+    best = sorted(sorted(scored, key=lambda n: -scored[n])[:CLOSE_LINES])
+    shown = "\n".join(f"{n + 1}: {lines[n]}" for n in best if scored[n] >= 0.5)
+    if not shown:
+        return ""
+    return (f"\nThe lines of {path} closest to the text to replace (copy it from here, as "
+            f"the file writes it):\n{shown}")
