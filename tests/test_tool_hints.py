@@ -103,3 +103,31 @@ def test_an_edit_whose_text_is_not_in_the_file_gets_the_closest_lines(hub):
     assert seen.rstrip().endswith(
         f"The lines of {workdir}/mail.py closest to the text to replace (copy it from here, "
         "as the file writes it):\n4: def recieve(box):")
+
+
+def test_an_import_of_a_servers_name_is_taken_out(hub):
+    # `import time` would hide the time server behind Python's module, and `import
+    # filesystem` fails the cell before its calls.
+    workdir = hub[1]
+    seen = observations(hub, f'import json, time\nimport filesystem\n'
+                             'from filesystem import list_directory as ls\n'
+                             'print(time.get_current_time(timezone="UTC")["timezone"])\n'
+                             f'print(json.dumps(ls(path="{workdir}").count("a.log")))')[0]
+    assert seen.splitlines()[1:] == [
+        "(`import json, time`: time is a server object here, already defined: no import "
+        "needed)",
+        "(`import filesystem`: filesystem is a server object here, already defined: no "
+        "import needed)",
+        "(`from filesystem import list_directory as ls`: filesystem is a server object "
+        "here, already defined: no import needed)",
+        "UTC", "1"]
+
+
+def test_a_file_written_into_a_folder_not_made_yet_says_to_make_it(hub):
+    workdir = hub[1]
+    seen = observations(hub, f'filesystem.write_file(path="{workdir}/docs/intro.md", '
+                             'content="# Intro")')[0]
+    assert "ENOENT" in seen and "holds:" not in seen
+    assert seen.rstrip().endswith(
+        f"Hint: the folder {workdir}/docs does not exist yet: make it first with "
+        f"filesystem.create_directory(path='{workdir}/docs'), then write the file.")

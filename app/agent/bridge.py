@@ -32,6 +32,7 @@ from deskmate.app.agent.events import (
 from deskmate.app.agent.tool_errors import (
     PATH_WORDS,
     READ_FILE_TOOLS,
+    WRITE_FILE_TOOLS,
     Tools,
     character_hint,
     closest_lines,
@@ -315,9 +316,9 @@ class ToolBridge:
                        result.duration_s, result.structured)
         if result.is_error:
             raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}"
-                              + (path_hint(self._tools, real, result.text)
+                              + (path_hint(self._tools, real, result.text, spec.name)
                                  or self._docs(real, sig))
-                              + self._folder_shown(real, result.text)
+                              + self._folder_shown(real, result.text, spec.name)
                               + self._lines_shown(real, result.text, arguments)
                               + write_first(self._tools, result.text,
                                             self._meant(result.text, arguments))
@@ -364,11 +365,12 @@ class ToolBridge:
         self._documented.add((server, sig.name))
         return f"\nThe tool's documentation:\n{sig.text()}"
 
-    def _folder_shown(self, server: str, error: str) -> str:
+    def _folder_shown(self, server: str, error: str, tool: str) -> str:
         """For a file server's "no such file": what the folder above that path holds,
         listed with the server's own tool (tool_errors.folder_note)."""
         folder = missing_folder(error)
-        if folder is None or (server, "list_directory") not in self._tools:
+        if (folder is None or (server, "list_directory") not in self._tools
+                or tool in WRITE_FILE_TOOLS):  # a write's folder is missing: nothing to list
             return ""
         listing = self._list(server, folder)
         return "" if listing is None else folder_note(folder, listing)

@@ -33,14 +33,22 @@ PATH_ERRORS = (
 )
 UNMATCHED_PATHSPEC = re.compile(r"pathspec '([^']*)' did not match any files", re.I)
 WRITE_FILE_TOOLS = ("write_file", "write_text_file", "create_file")
+MAKE_FOLDER_TOOLS = ("create_directory", "make_directory", "mkdir")
 FOLDER_LINES = 30  # of a folder's listing shown after a "no such file" error
 PATH_WORDS = ("path", "file", "filename", "dir", "directory", "folder")
 
 
-def path_hint(tools: Tools, server: str, error: str) -> str:
+def path_hint(tools: Tools, server: str, error: str, tool: str = "") -> str:
     """The next call for a file server's path errors, which small models answer with
     "the path is not a directory" instead of reading the file (or listing the folder)
-    with the server's own tools."""
+    with the server's own tools. A file written (``tool``) into a folder that does not
+    exist needs the folder made first."""
+    maker = next((sig for (s, name), (_, sig) in tools.items()
+                  if s == server and name in MAKE_FOLDER_TOOLS), None)
+    folder = missing_folder(error)
+    if tool in WRITE_FILE_TOOLS and maker is not None and folder is not None:
+        return (f"\nHint: the folder {folder} does not exist yet: make it first with "
+                f"{py_identifier(server)}.{maker.name}(path={folder!r}), then write the file.")
     for pattern, names, advice in PATH_ERRORS:
         if pattern.search(error):
             for name in names:

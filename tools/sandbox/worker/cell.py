@@ -28,6 +28,10 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, state: WorkerState)
     try:
         set_cpu_budget(limits["cpu_s"])
         tree = ast.parse(code, filename, "exec")
+        for taken, names in server_imports(tree, state.toolspace.server_names):
+            print(f"(`{taken}`: {' and '.join(names)} "
+                  f"{'is a server object' if len(names) == 1 else 'are server objects'} "
+                  "here, already defined: no import needed)")
         for skipped in drop_unused_missing_imports(tree):
             print(f"(skipped `{skipped}`: not installed here, and nothing in this code "
                   "uses it)")
@@ -63,6 +67,44 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, state: WorkerState)
         done["error"] = "; ".join(filter(None, [error, "the sandbox used the CPU time it "
                                                 f"may use in all ({cpu_life()} s)"]))
     return done
+
+
+def server_imports(tree: ast.Module,
+                   servers: tuple[str, ...]) -> list[tuple[str, list[str]]]:
+    """Take out the cell's top-level imports of a server's object (each as its source
+    and the servers it named): ``import
+    filesystem`` (no such module: the cell would fail before its calls), ``import time``
+    (Python's module would hide the time server's object, and ``time.get_current_time``
+    then fails). ``from git import git_log`` becomes ``git_log = git.git_log``, and an
+    ``as`` name is kept the same way."""
+    body: list[ast.stmt] = []
+    taken: list[tuple[str, list[str]]] = []
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom) and not statement.level \
+                and statement.module in servers and "*" not in {a.name for a in statement.names}:
+            taken.append((ast.unparse(statement), [statement.module]))
+            body += [_bind(alias.asname or alias.name, f"{statement.module}.{alias.name}",
+                           statement) for alias in statement.names]
+            continue
+        if isinstance(statement, ast.Import) and any(a.name in servers for a in statement.names):
+            taken.append((ast.unparse(statement),
+                          [a.name for a in statement.names if a.name in servers]))
+            kept = [a for a in statement.names if a.name not in servers]
+            if kept:
+                body.append(ast.copy_location(ast.Import(names=kept), statement))
+            body += [_bind(a.asname, a.name, statement) for a in statement.names
+                     if a.name in servers and a.asname]
+            continue
+        body.append(statement)
+    tree.body = body
+    return taken
+
+
+def _bind(name: str, source: str, where: ast.stmt) -> ast.stmt:
+    """``name = source`` (a dotted name), placed where the import was."""
+    statement = ast.parse(f"{name} = {source}").body[0]
+    ast.increment_lineno(statement, where.lineno - 1)
+    return statement
 
 
 def drop_unused_missing_imports(tree: ast.Module) -> list[str]:
