@@ -1,8 +1,10 @@
 """What an error or an empty result adds, through the code-mode loop with real servers:
 the time server refusing 'New York', the memory server finding nothing for a sentence or
-given the wrong shape, the file server given a wildcard."""
+given the wrong shape, the file server given a wildcard, git's text log read as JSON."""
 
 from __future__ import annotations
+
+import subprocess
 
 import pytest
 
@@ -23,7 +25,14 @@ def hub(tmp_path_factory, mcp_bin):
                ServerConfig("memory", command=str(npm / "mcp-server-memory"),
                             env={"MEMORY_FILE_PATH": str(workdir / "memory.json")}),
                ServerConfig("filesystem", command=str(npm / "mcp-server-filesystem"),
-                            args=(str(workdir),))]
+                            args=(str(workdir),)),
+               ServerConfig("git", command=str(mcp_bin / "py" / "bin" / "mcp-server-git"))]
+    repo = workdir / "repo"
+    repo.mkdir()
+    (repo / "notes.md").write_text("# Notes\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=Ann", "-c", "user.email=ann@example.org"]
+    for args in (["init", "-q"], ["add", "notes.md"], ["commit", "-q", "-m", "Start the notes"]):
+        subprocess.run(git + args, check=True)
     (workdir / "logs").mkdir()
     for name in ("a.log", "b.log"):
         (workdir / name).write_text("x")
@@ -131,3 +140,16 @@ def test_a_file_written_into_a_folder_not_made_yet_says_to_make_it(hub):
     assert seen.rstrip().endswith(
         f"Hint: the folder {workdir}/docs does not exist yet: make it first with "
         f"filesystem.create_directory(path='{workdir}/docs'), then write the file.")
+
+
+
+def test_a_text_result_indexed_like_a_dict_gets_the_line_that_holds_the_field(hub):
+    # git's log is text ("Message: …" lines); small models index it as the JSON expected.
+    repo = hub[1] / "repo"
+    seen = observations(hub, f'print(git.git_log(repo_path="{repo}", max_count=1)'
+                             '[0]["message"])')[0]
+    assert "string indices must be integers" in seen
+    assert seen.rstrip().endswith(
+        "Hint: git.git_log returns text, not a dict; its line 'Message: Start the notes' "
+        "holds the 'message' value: text = git.git_log(...), then "
+        "re.search(r'^Message: (.*)$', text, re.M).group(1)")

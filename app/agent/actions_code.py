@@ -24,6 +24,7 @@ from deskmate.app.agent.parse import (
     closed_code_block,
     parse_reply,
 )
+from deskmate.app.agent.text_fields import text_fields
 from deskmate.app.agent.unprinted import Returned, came_to_nothing, unprinted
 from deskmate.app.llm.base import ChatMessage
 from deskmate.tools.sandbox import CellResult, Limits
@@ -94,6 +95,8 @@ class CodeActions:
         if came_to_nothing(result.status, printed) and (
                 note := unprinted(self.returned(), f"{printed}\n{result.error}")):
             content += "\n" + note
+        if fields := text_fields(parsed.code, result.error, self.returned()):
+            content += "\n" + fields
         if notes := "\n".join(dict.fromkeys(r.note for r in self.returned() if r.note)):
             content += "\n" + notes
         yield ev.Observation(step=step, content=content, status=result.status,
