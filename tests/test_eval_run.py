@@ -364,3 +364,32 @@ def test_prompt_and_server_variables_expand():
     assert substitute({"a": ["${WORKSPACE}/x", 3], "b": "${SITE_URL}"},
                       {"WORKSPACE": "/w", "SITE_URL": "http://h"}) == {
         "a": ["/w/x", 3], "b": "http://h"}
+
+
+@pytest.mark.slow
+def test_stable_runs_show_the_model_the_same_request_and_repository(suite, bins, tmp_path):
+    """With --stable a greedy model sees the same tokens run after run: the workspace's
+    path, the local site's address and the first commit's hash do not change."""
+    import subprocess
+
+    tasks = suite.select(["git-last-author", "fetch-price"])
+
+    def seen(stable: bool) -> list[str]:
+        models: list[ScriptedModel] = []
+
+        def model_for(task, mode):
+            models.append(ScriptedModel(["Final answer: -"]))
+            return models[-1]
+
+        run_eval(suite, tasks, model_for, settings(bins, "code", stable=stable))
+        return [user_prompt(m.calls[0]) for m in models]
+
+    first, second, unstable = seen(True), seen(True), seen(False)
+    assert first == second and "deskmate-eval-git-last-author-stable/workspace" in first[0]
+    assert unstable != first
+    heads = []
+    for root in ("a", "b"):
+        workspace = prepare_workspace(suite.tasks["git-last-author"], tmp_path / root, True)
+        heads.append(subprocess.run(["git", "rev-parse", "HEAD"], cwd=workspace, text=True,
+                                    capture_output=True, check=True).stdout)
+    assert heads[0] == heads[1]

@@ -44,6 +44,10 @@ def _shown(result: TaskRun | None) -> str | None:
               help="Folder of MCP server executables to use instead of npx/uvx downloads "
                    "(repeatable; also DESKMATE_EVAL_BIN).")
 @click.option("--keep-workspaces", is_flag=True, help="Leave each task's temp folder behind.")
+@click.option("--stable", is_flag=True,
+              help="The same workspace paths, local site address and first-commit dates "
+                   "in every run, so two greedy runs (two harnesses, two models) differ "
+                   "only where the change acts and compare task by task.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a PNG chart comparing the modes (needs deskmate[plot]).")
@@ -58,7 +62,7 @@ def eval_command(env: Env, suite_path: Path, mode: Literal["code", "eager", "bot
                  model: str | None, task_ids: str | None, repeats: int, max_steps: int,
                  max_tokens: int | None,
                  temperature: float | None, bins: tuple[Path, ...], keep_workspaces: bool,
-                 as_json: bool, plot_path: Path | None, memory_path: Path | None,
+                 stable: bool, as_json: bool, plot_path: Path | None, memory_path: Path | None,
                  allow_unisolated: bool) -> None:
     """Evaluate the agent on the tasks of a suite and report success, cost and time.
 
@@ -95,7 +99,8 @@ def eval_command(env: Env, suite_path: Path, mode: Literal["code", "eager", "bot
         max_tokens=max_tokens or min(env.config.model.max_tokens, 1024))
     settings = EvalSettings(modes=modes, repeats=repeats, limits=limits,
                             sandbox_limits=sandbox_limits, bins=tuple(bin_folders(bins)),
-                            keep_workspaces=keep_workspaces, experience=experience)
+                            keep_workspaces=keep_workspaces, experience=experience,
+                            stable=stable)
     total = len(tasks) * len(modes) * repeats
     try:
         with open_db() as db, click.progressbar(

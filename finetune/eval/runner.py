@@ -42,6 +42,10 @@ class EvalSettings:
     sandbox_limits: Limits | None = None  # for code mode; None: the sandbox's defaults
     bins: tuple[Path, ...] = ()  # folders of server executables (workspace.py)
     keep_workspaces: bool = False  # leave each task's temp folder for inspection
+    # The same workspace path and site address in every run (--stable): a greedy model
+    # then writes the same replies wherever a change does not act, so two harnesses'
+    # runs compare task by task (a random path changes the prompt's tokens).
+    stable: bool = False
     # Solved earlier tasks the agent recalls examples from (--memory); None: none.
     experience: Experience | None = None
 
@@ -53,6 +57,7 @@ class EvalOutcome:
     summary: dict  # report.summarize(...)
 
 
+STABLE_PORT = 47631  # the local site's, with --stable (a free one if it is taken)
 ModelFor = Callable[[Task, Mode], ChatModel]  # the model to use for a task in a mode
 
 
@@ -74,7 +79,8 @@ def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
             "temperature": settings.limits.temperature})
     results: list[TaskRun] = []
     status = "failed"
-    site = LocalSite(suite.site) if suite.site is not None else None
+    site = (LocalSite(suite.site, STABLE_PORT if settings.stable else 0)
+            if suite.site is not None else None)
     try:
         # each suite task once, however many modes and repeats its results come in
         task_rows = {task.id: task_row(db, suite, task) for task in tasks} \
@@ -107,6 +113,20 @@ def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
     return EvalOutcome(run_id, results, summary)
 
 
+def task_root(task: Task, stable: bool = False) -> Path:
+    """A new folder for the task's run: ``<tmp>/deskmate-eval-<task>-<random>``, or with
+    ``stable`` the same ``…-stable`` every run (a random one while another run holds it,
+    or one left behind by a crash)."""
+    if stable:
+        root = Path(tempfile.gettempdir()) / f"deskmate-eval-{task.id}-stable"
+        try:
+            root.mkdir()
+            return root
+        except FileExistsError:
+            pass
+    return Path(tempfile.mkdtemp(prefix=f"deskmate-eval-{task.id}-"))
+
+
 def run_task(suite: Suite, task: Task, mode: Mode, model: ChatModel,
              settings: EvalSettings = EvalSettings(), *, site_url: str = "",
              db: Database | None = None,
@@ -115,10 +135,10 @@ def run_task(suite: Suite, task: Task, mode: Mode, model: ChatModel,
     from deskmate.app.agent.factory import build_agent
     from deskmate.tools.policy import Policy
 
-    root = Path(tempfile.mkdtemp(prefix=f"deskmate-eval-{task.id}-"))
+    root = task_root(task, settings.stable)
     answer, finished, session_id, error = "", None, None, ""
     try:
-        workspace = prepare_workspace(task, root)
+        workspace = prepare_workspace(task, root, settings.stable)
         variables = {"WORKSPACE": str(workspace), "SITE_URL": site_url}
         hub = start_servers(suite, task, variables, settings.bins, root / "logs")
         runtime = None

@@ -19,9 +19,16 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 
 class LocalSite:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, port: int = 0) -> None:
+        """``port``: the one to serve on (``--stable``), else a free one; a port in use
+        falls back to a free one."""
         handler = functools.partial(_QuietHandler, directory=str(folder))
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        try:
+            self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        except OSError:
+            if not port:
+                raise
+            self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         name="eval-site", daemon=True)

@@ -24,14 +24,17 @@ BIN_ENV = "DESKMATE_EVAL_BIN"
 # A name no path holds: the workspace's folder starts with "deskmate-eval-", and with
 # that as the author, an answer that only echoed the path passed git-last-author.
 GIT_USER = ("Robin Quill", "robin.quill@deskmate.invalid")
+STABLE_DATE = "2026-01-05T09:00:00+00:00"  # of the first commit, with --stable
 
 
 class WorkspaceError(RuntimeError):
     """The workspace or its servers could not be prepared."""
 
 
-def prepare_workspace(task: Task, root: Path) -> Path:
-    """Write the task's files into ``root/workspace`` and make it a repo if asked."""
+def prepare_workspace(task: Task, root: Path, stable: bool = False) -> Path:
+    """Write the task's files into ``root/workspace`` and make it a repo if asked
+    (``stable``: its first commit dated ``STABLE_DATE``, so its hash and log are the
+    same every run)."""
     workspace = root / "workspace"
     workspace.mkdir(parents=True)
     for rel, content in task.files.items():
@@ -40,11 +43,13 @@ def prepare_workspace(task: Task, root: Path) -> Path:
         target.write_text(content, encoding="utf-8")
     if task.git_init:
         name, email = GIT_USER
+        env = ({**os.environ, "GIT_AUTHOR_DATE": STABLE_DATE, "GIT_COMMITTER_DATE": STABLE_DATE}
+               if stable else None)
         for args in (["init", "-q", "-b", "main"], ["config", "user.name", name],
                      ["config", "user.email", email], ["add", "-A"],
                      ["commit", "-q", "--allow-empty", "-m", "Initial commit"]):
             done = subprocess.run(["git", *args], cwd=workspace, capture_output=True,
-                                  text=True)
+                                  text=True, env=env)
             if done.returncode != 0:
                 raise WorkspaceError(f"{task.path}: git {args[0]} failed in the workspace: "
                                      f"{done.stderr.strip()}")
