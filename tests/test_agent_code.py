@@ -391,11 +391,12 @@ def test_an_answer_right_after_a_failed_cell_is_checked_once(hub):
     assert [o.status for o in observations] == ["error", "error", "ok"]
     assert "right after an error" in observations[1].content
     assert of(events, ev.FinalAnswer)[0].text == "3" and runtime.agent.turns == 1
-    # An answer that copies an earlier error's traceback is sent back, as an echo.
+    # An answer that reads like an error's report (not word for word a failed output)
+    # is checked the same way, once.
     events, _, _ = run(hub, [
         py("toy.add(a='one', b=2)"), py("print(1)"),
         "Final answer: Error: Traceback (most recent call last): ...", "Final answer: 1"])
-    assert of(events, ev.Observation)[-1].content.startswith("That reply copies the error")
+    assert "right after an error" in of(events, ev.Observation)[-1].content
     assert of(events, ev.FinalAnswer)[0].text == "1"
     # Once a turn: the second answer after another failure is taken.
     events, _, _ = run(hub, [py("toy.add(a='x', b=2)"), "Final answer: a",
@@ -416,6 +417,11 @@ def test_a_failed_cells_output_written_back_as_the_answer_is_sent_back_twice(hub
     assert [c[:26] for c in checks] == ["That reply copies the erro"] * 2 + [
         "That answer came right aft"]
     assert of(events, ev.FinalAnswer)[0].text == "x" and events[-1].steps == 5
+    # An error read from the user's data is an answer: no failed output holds it.
+    events, _, _ = run(hub, [py("print(toy.echo(text='12:00 Error: disk full on /var'))"),
+                             "Final answer: Error: disk full on /var"],
+                       task="What does the log's last line say?")
+    assert of(events, ev.FinalAnswer)[0].text == "Error: disk full on /var"
 
 
 def test_an_answer_followed_by_the_tool_calls_of_its_fix_runs_them(hub):

@@ -257,3 +257,38 @@ def test_a_search_with_a_sentence_that_found_nothing_says_to_try_a_word():
     assert bridge.returned[-1].note.startswith("Note: memory.open_nodes(")  # 'query' searches
     assert empty("[]") and empty({"rows": []}) and empty("No results.") and empty(None)
     assert not empty({"count": 0}) and not empty("0") and not empty([{}]) and not empty('""')
+
+
+def test_hints_keep_to_what_they_know():
+    """A starred message is no wildcard; objects the tool itself takes miss a field, not
+    the tool; a tool that lists allowed folders does not read everything."""
+    from deskmate.app.agent.empty_result import empty_note
+    from deskmate.app.agent.tool_errors import shape_hint, wildcard_hint
+    from deskmate.tools.signatures import signature
+
+    def spec(server, name, properties, description=""):
+        schema = {"type": "object", "properties": properties, "required": list(properties)}
+        return ToolSpec(server, name, description, schema)
+
+    text = {"type": "string"}
+    entities = {"type": "array", "items": {"type": "object", "properties": {
+        "name": text, "entityType": text}, "required": ["name", "entityType"]}}
+    specs = [spec("git", "git_commit", {"message": text, "repo_path": text}),
+             spec("git", "git_search", {"pattern": text}),
+             spec("memory", "create_entities", {"entities": entities}),
+             spec("memory", "search_nodes", {"query": text}),
+             spec("memory", "list_allowed_directories", {}, "Folders this server may use")]
+    tools = {(s.server, signature(s).name): (s, signature(s)) for s in specs}
+    commit = tools[("git", "git_commit")][1]
+    assert wildcard_hint(tools, "git", commit, {"message": "Fix *bold* text"}) == ""
+    assert "git.git_search(pattern: str)" in wildcard_hint(
+        tools, "git", commit, {"repo_path": "/r/*.md"})
+    create = tools[("memory", "create_entities")][1]
+    assert shape_hint(tools, "memory", create, "required", ["entityType"],
+                      {"name": "Ada", "type": "person"}) == ""
+    assert shape_hint(tools, "memory", tools[("memory", "search_nodes")][1], "required",
+                      ["query"], {"name": "Ada", "entityType": "person"}).startswith(
+        "\nHint: objects with name, entityType are what memory.create_entities takes")
+    note = empty_note(tools, "memory", tools[("memory", "search_nodes")][1],
+                      {"query": "Ada lives in"}, [])
+    assert note.startswith("Note: memory.search_nodes(") and "read everything" not in note

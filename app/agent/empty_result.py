@@ -22,6 +22,9 @@ from deskmate.tools.signatures import Signature, py_identifier
 SEARCHING = re.compile(r"search|find|query|lookup|match|pattern|keyword|filter|term|^q$", re.I)
 # A tool that takes nothing and reads a whole store (read_graph, list_entities, get_all).
 READ_ALL = re.compile(r"^(read|list|get_all|dump|export)", re.I)
+# Its description says it gives everything ("Read the entire knowledge graph"; not
+# "list the directories this server is allowed to access").
+WHOLE = re.compile(r"\b(?:entire|whole|all|every|everything)\b", re.I)
 EMPTY_TEXTS = {"", "[]", "{}", "null", "none", "no results", "no matches", "not found"}
 
 
@@ -62,9 +65,9 @@ def empty_note(tools: Tools, server: str, sig: Signature, arguments: Mapping[str
         return ""
     param, text = query
     reader = next((f"{py_identifier(server)}.{other.name}()"
-                   for (s, _), (_, other) in tools.items()
+                   for (s, _), (spec, other) in tools.items()
                    if s == server and other.name != sig.name
-                   and READ_ALL.search(other.name)
+                   and READ_ALL.search(other.name) and WHOLE.search(spec.description or "")
                    and not any(p.required for p in other.params)), None)
     return (f"Note: {py_identifier(server)}.{sig.name}({param.name}={text!r}) found nothing. "
             "Searches often match single words or names, not sentences: before answering "

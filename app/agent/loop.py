@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     from deskmate.app.agent.experience import Experience
 
 MAX_ECHOES = 2  # answers a turn that copy an error's report and are sent back (ECHOED)
+TRACEBACK_HEAD = "Traceback (most recent call last)"
+ECHO_CHARS = 24  # a line of an answer this long, found in a failed output, copies it
 
 @dataclass(frozen=True)
 class AgentLimits:
@@ -227,7 +229,7 @@ class Agent:
             # from a guess, before any tool ran: ask once whether the data is needed.
             self._checked = True
             return UNREAD_DATA
-        if copies_an_error(answer.text) and self._echoes < MAX_ECHOES:
+        if self._echoes < MAX_ECHOES and self._echoes_a_failure(answer.text):
             # ... or, told so, write the failed cell's output back as the answer (which a
             # look at the tools' results in it would otherwise pass as read).
             self._echoes += 1
@@ -254,6 +256,18 @@ class Agent:
         return (not self._checked and not self.bridge.calls
                 and bool(self.bridge.catalog.servers()) and names_user_data(self._request))
 
+    def _echoes_a_failure(self, text: str) -> bool:
+        """An answer that copies an error's report from a failed cell or tool call of
+        this turn: a line of it (not a short one: "Error: disk full" read from a log is
+        an answer) stands in that output word for word."""
+        if not copies_an_error(text):
+            return False
+        failed = [m.content for m in self.transcript[self._turn_start:]
+                  if (m.role == "user" and failed_output(m.content))
+                  or (m.role == "tool" and m.content.startswith("Error:"))]
+        lines = [line.strip() for line in text.splitlines() if len(line.strip()) >= ECHO_CHARS]
+        return any(line in output for line in lines for output in failed)
+
     def _answers_after_error(self, answer: FinalAnswer) -> bool:
         """A final answer right after a cell that failed, or that copies an error's
         report, once a turn."""
@@ -266,7 +280,8 @@ class Agent:
             # from it, and not from the request, was read, not guessed.
             looked = looked_at(last.content)
             return not (looked and grounded_in(answer.text, looked, self._request))
-        return copies_an_error(answer.text)
+        # (an error the user's data holds, "Error: disk full" read from a log, is an answer)
+        return TRACEBACK_HEAD in answer.text or self._echoes_a_failure(answer.text)
 
     def _unseen_names(self, answer: FinalAnswer) -> list[str]:
         """The file names the answer gives that neither the request nor anything the

@@ -177,7 +177,7 @@ def examples(tools: Tools, server: str, spec: ToolSpec, original: str) -> list[s
     """Values quoted in the description (and ``examples``, ``enum``) of ``original``,
     then of the server's parameters whose names share a word with it."""
     words = set(original.lower().split("_"))
-    own = _schema_examples(spec.input_schema.get("properties", {}).get(original))
+    own = _schema_examples((spec.input_schema.get("properties") or {}).get(original))
     others = [value for (s, _), (other, _) in tools.items() if s == server
               for key, schema in (other.input_schema.get("properties") or {}).items()
               if isinstance(key, str) and words & set(key.lower().split("_"))
@@ -215,6 +215,8 @@ def _meant_value(value: str, candidates: list[str]) -> str | None:
 
 # A parameter whose name says it takes a pattern, where a wildcard is meant.
 PATTERN_WORDS = re.compile(r"pattern|glob|query|regex|exclude|filter|match|search", re.I)
+# A path whose last part has a wildcard ("/w/*.log", "*.txt"; not "Fix *bold* text").
+WILDCARD_PATH = re.compile(r"(?:^|/)[^/\s]*\*[^/\s]*$")
 
 
 def wildcard_hint(tools: Tools, server: str, sig: Signature,
@@ -223,7 +225,8 @@ def wildcard_hint(tools: Tools, server: str, sig: Signature,
     path: no shell expands it, so the names come from a search (or a listing) first, and
     the tool is called for each."""
     given = next(((p, arguments[p.original]) for p in sig.params
-                  if isinstance(arguments.get(p.original), str) and "*" in arguments[p.original]
+                  if isinstance(arguments.get(p.original), str)
+                  and WILDCARD_PATH.search(arguments[p.original])
                   and not PATTERN_WORDS.search(p.name)), None)
     if given is None:
         return ""
@@ -259,18 +262,26 @@ def shape_hint(tools: Tools, server: str, sig: Signature, kind: str, expected: A
     keys = [key for key in instance if isinstance(key, str)]
     if len(keys) < 2:
         return ""
-    for (s, name), (spec, other) in tools.items():
-        if s != server or name == sig.name:
-            continue
-        for param in other.params:
-            schema = (spec.input_schema.get("properties") or {}).get(param.original)
-            item = schema.get("items") if isinstance(schema, dict) else None
-            fields = (item if isinstance(item, dict) else schema or {}).get("properties")
-            if isinstance(fields, dict) and set(keys) <= set(fields):
-                return (f"\nHint: objects with {', '.join(keys)} are what "
-                        f"{py_identifier(server)}.{other.name} takes, as {param.name}: "
-                        f"{py_identifier(server)}.{other.call_text()}")
-    return ""
+    takers = [(other, param) for (s, _), (spec, other) in tools.items() if s == server
+              for param in other.params if set(keys) <= _object_fields(spec, param.original)]
+    if any(other.name == sig.name for other, _ in takers):
+        return ""  # the tool itself takes such objects: a field is missing, not the tool
+    if not takers:
+        return ""
+    other, param = takers[0]
+    return (f"\nHint: objects with {', '.join(keys)} are what "
+            f"{py_identifier(server)}.{other.name} takes, as {param.name}: "
+            f"{py_identifier(server)}.{other.call_text()}")
+
+
+def _object_fields(spec: ToolSpec, original: str) -> set[str]:
+    """The fields of the objects parameter ``original`` takes (itself or its items)."""
+    schema = (spec.input_schema.get("properties") or {}).get(original)
+    if not isinstance(schema, dict):
+        return set()
+    item = schema.get("items")
+    fields = (item if isinstance(item, dict) else schema).get("properties")
+    return set(fields) if isinstance(fields, dict) else set()
 
 
 # An edit tool's "the text to replace is not in the file" (the file server's words, and
@@ -279,6 +290,8 @@ NO_MATCH = re.compile(r"could not find (?:an )?exact match|no (?:exact )?match(?
                       r"|not found in (?:the )?file", re.I)
 READ_FILE_TOOLS = ("read_text_file", "read_file")
 CLOSE_LINES = 3  # of the file, shown after an edit that matched nothing
+SCANNED_LINES = 3000  # of the file, compared with the text to replace
+OLD_WORDS = ("old", "search", "find")  # start the names of an edit's text to replace
 
 
 def edit_target(error: str, arguments: Mapping[str, Any]) -> tuple[str, list[str]] | None:
@@ -291,13 +304,12 @@ def edit_target(error: str, arguments: Mapping[str, Any]) -> tuple[str, list[str
                  and value.startswith("/")), None)
     wanted: list[str] = []
     for key, value in arguments.items():
-        items = value if isinstance(value, list) else [arguments]
-        for item in items:
+        if isinstance(value, str) and key.lower().startswith(OLD_WORDS):
+            wanted.append(value)
+        for item in value if isinstance(value, list) else []:
             if isinstance(item, dict):
                 wanted += [text for name, text in item.items() if isinstance(text, str)
-                           and name.lower().startswith(("old", "search", "find"))]
-        if isinstance(value, str) and key.lower().startswith(("old", "search", "find")):
-            wanted.append(value)
+                           and name.lower().startswith(OLD_WORDS)]
     wanted = [text for text in dict.fromkeys(wanted) if text.strip()]
     return (path, wanted) if path and wanted else None
 
@@ -309,7 +321,7 @@ def closest_lines(path: str, text: Any, wanted: list[str]) -> str:
     import difflib
 
     content = text if isinstance(text, str) else json.dumps(text)
-    lines = content.splitlines()
+    lines = content.splitlines()[:SCANNED_LINES]
     if not lines:
         return ""
     scored: dict[int, float] = {}
