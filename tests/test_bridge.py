@@ -45,7 +45,8 @@ def test_a_file_servers_path_error_names_the_next_call():
     errors = {"/a/users.json": "ENOTDIR: not a directory, scandir '/a/users.json'",
               "/a/gone": "ENOENT: no such file or directory, scandir '/a/gone'",
               "/a/x": "permission denied",
-              "A": "ENOENT: no such file or directory, scandir '/a/A'"}
+              "A": "ENOENT: no such file or directory, scandir '/a/A'",
+              "/e/gone": "ENOENT: no such file or directory, scandir '/e/gone'"}
 
     listed = []
 
@@ -53,6 +54,8 @@ def test_a_file_servers_path_error_names_the_next_call():
         if tool == "list_directory" and arguments["path"] == "/a":
             listed.append(arguments["path"])
             return ToolResult(server, tool, (ContentItem("text", text="[FILE] users.json"),))
+        if tool == "list_directory" and arguments["path"] == "/e":
+            return ToolResult(server, tool, (ContentItem("text", text=""),))
         return ToolResult(server, tool, (ContentItem("text", text=errors[arguments["path"]]),),
                           is_error=True)
 
@@ -78,6 +81,10 @@ def test_a_file_servers_path_error_names_the_next_call():
     assert "its folder holds" in str(caught.value) and str(caught.value).endswith(
         "Hint: path='A' is a single character. A for loop over a str goes character by "
         "character; for a text's lines use .splitlines().")
+    # An empty folder says so: an empty "holds:" read as a listing still to come.
+    with pytest.raises(BridgeError) as caught:
+        bridge.call_tool("filesystem", "search_files", [], {"path": "/e/gone"})
+    assert str(caught.value).endswith("\n/e is empty: it holds no files or folders.")
 
 
 def test_a_tool_that_fails_shows_its_documentation_once_a_turn():

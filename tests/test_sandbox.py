@@ -352,6 +352,32 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         assert "data = json.loads(text)\n" in box.execute("text['id']").error + "\n"
 
 
+def test_a_pattern_that_matched_nothing_shows_the_texts_own_lines(box):
+    # The fetch server returns a page as markdown; the model's pattern was for HTML.
+    box.execute("page = 'Contents of http://h/p.html:\\n| Model | Price |\\n| --- | --- |\\n"
+                "| Trail Runner | $129.90 |\\n| City Walker | $74.50 |\\nPrices include VAT.'")
+    error = box.execute("import re\n"
+                        "prices = re.findall(r'<span class=\"price\">\\$(\\d+)</span>', page)\n"
+                        "cheapest = min(prices, key=float)").error
+    assert "ValueError" in error
+    assert ("Hint: re.findall(r'<span class=\"price\">\\$(\\d+)</span>', page) matches "
+            "nothing (page has no HTML tags: it is text); write the pattern for page's own "
+            "lines, such as:\n  | Model | Price |\n  | Trail Runner | $129.90 |\n"
+            "  | City Walker | $74.50 |\n  Prices include VAT.") in error
+    # None.group(1) after a search over an indexed result; any case and multi-line
+    # are tried before a pattern is called a miss.
+    box.execute("log = {'text': 'commit abc\\nauthor: Ana <ana@x>\\ndate: today'}")
+    missed = box.execute("import re\nwho = re.search(r'Writer: (.*)', log['text']).group(1)")
+    assert "Hint: re.search(r'Writer: (.*)', log['text']) matches nothing;" in missed.error
+    assert "  author: Ana <ana@x>" in missed.error
+    flagged = box.execute("re.search(r'^AUTHOR: (\\w+)', log['text'], re.I | re.M)\n1 / 0")
+    assert "ZeroDivisionError" in flagged.error and "Hint" not in flagged.error
+    # A pattern that matched, or one after the failing line, is not blamed.
+    other = box.execute("m = re.search(r'author', log['text'])\nx = 1 / 0\n"
+                        "re.findall(r'zzz', log['text'])").error
+    assert "ZeroDivisionError" in other and "Hint" not in other
+
+
 def test_no_handler_means_no_servers(box):
     result = box.execute("git")
     assert result.status == "error" and "NameError" in result.error

@@ -72,6 +72,9 @@ def folder_note(folder: str, listing: Any) -> str:
     or guesses again."""
     text = listing if isinstance(listing, str) else json.dumps(listing)
     lines = text.strip().splitlines()
+    if not lines:
+        # An empty "holds:" read as a listing still to come; the model listed it again.
+        return f"\n{folder} is empty: it holds no files or folders."
     shown = "\n".join(lines[:FOLDER_LINES]) + (
         f"\n… {len(lines) - FOLDER_LINES} more" if len(lines) > FOLDER_LINES else "")
     return f"\n{folder} holds:\n{shown}"

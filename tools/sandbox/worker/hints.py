@@ -1,12 +1,13 @@
 """The hint appended to a cell's error, so that a small model's next try is right:
 a tool called bare, a misspelled server, a module that is not installed, a user's path
-that only the tools reach."""
+that only the tools reach, a pattern that matched nothing in a tool's text."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+from .regex_miss import regex_miss
 from .state import CELL_PREFIX, Toolspace
 
 # Modules small models reach for to get at the web: the sandbox has no network.
@@ -19,6 +20,10 @@ WRITE_TOOLS = ("move_file", "write_file", "create_directory", "edit_file")
 
 def hint(exc: BaseException, toolspace: Toolspace) -> str:
     """A line that says how to fix ``exc``, or ""."""
+    return _by_kind(exc, toolspace) or regex_miss(exc)
+
+
+def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
     name = getattr(exc, "name", None)
     if isinstance(exc, NameError) and name in toolspace.tool_servers:
         calls = " or ".join(tool_call(server, name, toolspace)
