@@ -153,3 +153,21 @@ def test_a_text_result_indexed_like_a_dict_gets_the_line_that_holds_the_field(hu
         "Hint: git.git_log returns text, not a dict; its line 'Message: Start the notes' "
         "holds the 'message' value: text = git.git_log(...), then "
         "re.search(r'^Message: (.*)$', text, re.M).group(1)")
+
+
+def test_records_whose_values_no_tool_returned_get_a_note(hub):
+    # The model read the team, then stored people it made up ("a simplified example").
+    workdir = hub[1]
+    (workdir / "team.md").write_text("## Owen Price\n\nSite Reliability Engineer\n")
+    read = f'team = filesystem.read_text_file(path="{workdir}/team.md")\n'
+    invented, copied = observations(
+        hub, read + 'memory.create_entities(entities=[{"name": "Alice Stone", '
+        '"entityType": "person", "observations": ["Data Scientist"]}])',
+        'memory.create_entities(entities=[{"name": "Owen Price", "entityType": "person", '
+        '"observations": ["Site Reliability Engineer"]}])')
+    assert invented.rstrip().endswith(
+        "Note: memory.create_entities was given 'Alice Stone', 'person', 'Data Scientist', "
+        "found in "
+        "no tool's result this turn nor in the request. If they were to come from the "
+        "data, they are made up: take them from what filesystem.read_text_file returned.")
+    assert "Note:" not in copied

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deskmate.app.agent.empty_result import empty_note
+from deskmate.app.agent.empty_result import empty, empty_note
 from deskmate.app.agent.events import (
     AgentEvent,
     ToolApprovalDecided,
@@ -29,6 +29,7 @@ from deskmate.app.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from deskmate.app.agent.made_up import made_up_note
 from deskmate.app.agent.tool_errors import (
     PATH_WORDS,
     READ_FILE_TOOLS,
@@ -77,6 +78,10 @@ class BridgeError(ToolError):
     """Refused or failed; the sandbox raises it in the model's code as ToolError."""
 
 
+def _nothing() -> str:
+    return ""
+
+
 def _ignore(event: AgentEvent) -> None:
     pass
 
@@ -89,6 +94,7 @@ class CallContext:
     max_tool_calls: int = 30  # calls that may run this turn
     cancel: threading.Event | None = None  # set: stop the running call
     step: int = 0  # the turn's step, reported with each call
+    said: Callable[[], str] = _nothing  # the text of the user's messages so far
 
 
 class ToolBridge:
@@ -116,6 +122,11 @@ class ToolBridge:
         self._search: ToolSearch | None = None
         self._listing = False  # an error's hint is making its own call (_quietly)
         self.returned: list[Returned] = []  # what this step's calls returned, in order
+        # This turn's results as text, and the calls that returned something: what a
+        # record's values should have been copied from (made_up.made_up_note).
+        self._results: list[str] = []
+        self._sources: list[str] = []
+        self._made_up_step = -1  # the step whose note was given (one a step)
         # (server, tool) the user turned off: absent from the catalog, refused by name.
         self.disabled: frozenset[tuple[str, str]] = frozenset()
         self.retool(catalog)
@@ -138,6 +149,8 @@ class ToolBridge:
         self.calls = self.changes = 0
         self.limit_reached = False
         self.returned = []
+        self._results, self._sources = [], []
+        self._made_up_step = -1
         self._seen.clear()
         self._documented.clear()
         self.context = context
@@ -330,10 +343,25 @@ class ToolBridge:
             self.changes += 1
         value = result.value()  # decoded from JSON: the sandbox can send it back as is
         if not self._listing:  # (a hint's own call is not the code's to print)
-            self.returned.append(Returned(f"{py_identifier(real)}.{sig.name}", value,
-                                          empty_note(self._tools, real, sig, arguments,
-                                                     value)))
+            name = f"{py_identifier(real)}.{sig.name}"
+            note = (empty_note(self._tools, real, sig, arguments, value)
+                    or self._made_up(name, arguments))
+            self.returned.append(Returned(name, value, note))
+            if result.text.strip() and not empty(value):
+                self._results.append(result.text.lower())
+                self._sources.append(name)
         return value
+
+    def _made_up(self, name: str, arguments: dict[str, Any]) -> str:
+        """The note for records given values found nowhere (made_up.py), once a step;
+        read before this call's own result, which often repeats what it was given."""
+        if self._made_up_step == self.context.step:
+            return ""
+        known = "\n".join([self.context.said().lower(), *self._results])
+        note = made_up_note(name, arguments, known, self._sources)
+        if note:
+            self._made_up_step = self.context.step
+        return note
 
     def _finished(self, call_id: str, server: str, tool: str, text: str, is_error: bool,
                   duration: float, structured: Any = None) -> None:

@@ -136,7 +136,7 @@ class Agent:
                     events=self._events, request=task)
         self.bridge.new_turn(CallContext(emit=self._events.put,
                                          max_tool_calls=self.limits.max_tool_calls,
-                                         cancel=turn.interrupt()))
+                                         cancel=turn.interrupt(), said=self._said))
         self.actions.new_turn()
         self._request, self._checked = task, False
         self._error_checked = self._change_checked = self._names_checked = False
@@ -301,6 +301,11 @@ class Agent:
         if self._checked and not self.bridge.calls:
             return False  # asked for a tool once already, and still none ran: no second nag
         return self.bridge.marks_read_only()
+
+    def _said(self) -> str:
+        """What the user and the tools said in this conversation: the text a record's
+        values may be copied from (the bridge's made-up check)."""
+        return "\n".join(m.content for m in self.transcript if m.role in ("user", "tool"))
 
     def _append(self, message: ChatMessage) -> ev.MessageAppended:
         self.transcript.append(message)
