@@ -330,6 +330,29 @@ def test_an_answer_naming_files_nothing_showed_is_checked_once(hub):
     assert of(events, ev.FinalAnswer)[0].text == "c.md" and events[-1].steps == 3
 
 
+def test_an_answer_still_naming_unseen_files_after_the_code_ran_gets_the_files_shown(hub):
+    from deskmate.app.agent.parse import UNSEEN_AGAIN
+
+    events, _, _ = run(hub, [
+        py("print(toy.echo(text='Message: Initial commit'))"),
+        "Final answer: README.md",
+        py("print(toy.echo(text='--- /dev/null\\n+++ b/go.mod\\n+++ b/cmd/main.go'))"),
+        "Final answer: README.md",
+        "Final answer: go.mod and cmd/main.go",
+    ], task="Which files did the first commit in /repo add?", head_start=0)
+    again = [o.content for o in of(events, ev.Observation) if UNSEEN_AGAIN in o.content]
+    assert again == ["README.md" + UNSEEN_AGAIN + " The files this task's outputs name: "
+                     "go.mod, cmd/main.go, main.go. Answer with the ones the request asks "
+                     "for, written as the output writes them."]
+    assert of(events, ev.FinalAnswer)[0].text == "go.mod and cmd/main.go"
+    # Twice a turn at most: a third guess is taken.
+    events, _, _ = run(hub, [
+        py("print(toy.echo(text='x'))"), "Final answer: a.md", py("print(toy.echo(text='y'))"),
+        "Final answer: a.md", py("print(toy.echo(text='z'))"), "Final answer: a.md",
+    ], task="Which file?", head_start=0)
+    assert of(events, ev.FinalAnswer)[0].text == "a.md" and events[-1].steps == 6
+
+
 def test_without_read_only_marks_no_answer_is_held_for_a_missing_change(hub):
     # The toy server marks nothing read-only: no call can be told to have changed nothing.
     events, _, _ = run(hub, [py("print(toy.add(a=1, b=2))"), "Final answer: saved"],

@@ -23,6 +23,7 @@ from deskmate.app.agent.bridge import CallContext, ToolBridge
 from deskmate.app.agent.parse import (
     AFTER_ERROR,
     ECHOED,
+    OUTPUT_PREFIX,
     TOOLS_FOUND,
     UNCHANGED,
     UNREAD_DATA,
@@ -31,7 +32,9 @@ from deskmate.app.agent.parse import (
     FinalAnswer,
     failed_output,
     is_feedback,
+    names_check,
     parse_reply,
+    unseen_again,
 )
 from deskmate.app.agent.request import (
     asks_for_change,
@@ -41,6 +44,7 @@ from deskmate.app.agent.request import (
     file_names,
     grounded_in,
     head_start_query,
+    listed_files,
     names_user_data,
 )
 from deskmate.app.agent.unprinted import looked_at
@@ -114,7 +118,10 @@ class Agent:
         self.experience: Experience | None = None
         self._error_checked = False  # the check of an answer right after an error was made
         self._change_checked = False  # the check of an answer that changed nothing was made
-        self._names_checked = False  # the check of an answer naming unseen files was made
+        # The calls that had run when an answer naming unseen files was checked; None: not
+        # checked this turn. A second check needs a call since (the files then shown).
+        self._names_checked_at: int | None = None
+        self._names_rechecked = False
         self._echoes = 0  # answers this turn that copied an error's report
         self._turn_start = 0  # where this turn's messages start in the transcript
 
@@ -139,7 +146,8 @@ class Agent:
                                          cancel=turn.interrupt(), said=self._said))
         self.actions.new_turn()
         self._request, self._checked = task, False
-        self._error_checked = self._change_checked = self._names_checked = False
+        self._error_checked = self._change_checked = self._names_rechecked = False
+        self._names_checked_at = None
         self._echoes = 0
         status: ev.TurnStatus = "max_steps"
         try:
@@ -245,9 +253,12 @@ class Agent:
             return UNCHANGED
         if unseen := self._unseen_names(answer):
             # ... or name files from a guess ("the first commit added README.md" after a
-            # log that lists no files).
-            self._names_checked = True
-            return UNSEEN_NAMES + ", ".join(unseen) + UNSEEN_ADVICE
+            # log that lists no files), and again after the code that shows them ran.
+            if self._names_checked_at is None:
+                self._names_checked_at = self.bridge.calls
+                return UNSEEN_NAMES + ", ".join(unseen) + UNSEEN_ADVICE
+            self._names_rechecked = True
+            return unseen_again(unseen, self._shown_names())
         return ""
 
     def _answers_unread(self) -> bool:
@@ -286,11 +297,21 @@ class Agent:
     def _unseen_names(self, answer: FinalAnswer) -> list[str]:
         """The file names the answer gives that neither the request nor anything the
         turn's tools returned showed, once a turn, when tools ran."""
-        if self._names_checked or not self.bridge.calls:
+        if self._names_rechecked or not self.bridge.calls or (
+                self._names_checked_at is not None
+                and self.bridge.calls == self._names_checked_at):
             return []
         seen = "\n".join(m.content for m in self.transcript[self._turn_start:]
-                         if m.role in ("user", "tool")).lower()
+                         if m.role in ("user", "tool") and not names_check(m.content)).lower()
         return [name for name in file_names(answer.text) if name.lower() not in seen]
+
+    def _shown_names(self) -> list[str]:
+        """The file names this turn's tool outputs gave, newest output first."""
+        shown = [m.content for m in self.transcript[self._turn_start:]
+                 if m.role == "tool" or (m.role == "user" and m.content.startswith(
+                     OUTPUT_PREFIX))]
+        return list(dict.fromkeys(name for text in reversed(shown)
+                                  for name in listed_files(text)))
 
     def _answers_unchanged(self) -> bool:
         """A final answer, once a turn, to a request for a change, when no call to a tool

@@ -70,6 +70,28 @@ UNSEEN_NAMES = ("That answer names files that nothing in this task showed, so th
                 "guess: ")
 UNSEEN_ADVICE = (". Run the code that shows them (list or read with the tools, and print "
                  "it); then answer from its output.")
+# The second check, after code ran since the first and the answer still names files no
+# output showed; the files the outputs named follow.
+UNSEEN_AGAIN = " is in none of this task's outputs either, so it is still a guess."
+SHOWN_FILES = 12
+
+
+def names_check(content: str) -> bool:
+    """A message of the unseen-names check (it names the guessed files: not a sight of them)."""
+    return content.startswith(UNSEEN_NAMES) or UNSEEN_AGAIN in content.split("\n", 1)[0]
+
+
+def unseen_again(unseen: list[str], shown: list[str]) -> str:
+    """The second check of an answer naming unseen files: the files outputs did name."""
+    names = ", ".join(unseen)
+    if not shown:
+        return (names + UNSEEN_AGAIN + " Print what the tools return about the files the "
+                "request asks for; then answer with the names the output gives.")
+    listed = ", ".join(shown[:SHOWN_FILES]) + (" …" if len(shown) > SHOWN_FILES else "")
+    return (f"{names}{UNSEEN_AGAIN} The files this task's outputs name: {listed}. Answer "
+            "with the ones the request asks for, written as the output writes them.")
+
+
 # Answers a cell the model already ran this turn, instead of running it again
 # (actions_code.py); the request follows.
 REPEATED = ("Not run: this is the same code as before in this task, so its output would be "
@@ -92,6 +114,7 @@ def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED,
                                 UNSEEN_NAMES))
+            or names_check(content)
             or content in (EMPTY_REPLY, EMPTY_CODE, EMPTY_ANSWER, UNREAD_DATA, AFTER_ERROR,
                            ECHOED, UNCHANGED))
 

@@ -31,6 +31,10 @@ USER_DATA = re.compile(
     r"server|environment)\b", re.I)
 # A file's name as an answer may give one (README.md, src/main.go).
 FILE_NAMED = re.compile(r"(?<![\w.-])[\w][\w-]*(?:\.[\w-]+)*\." + EXTENSIONS + r"\b", re.I)
+# Where a tool's output lists a file: a diff's headers, a file server's listing.
+LISTED = re.compile(r"^(?:\+\+\+ b/|--- a/|diff --git a/|\[FILE\] |\[DIR\] )(\S+)", re.M)
+WELL_KNOWN = re.compile(r"(?<![\w.-])(?:Makefile|Dockerfile|LICENSE|README|Procfile|Gemfile|"
+                        r"Rakefile|Jenkinsfile|CODEOWNERS)(?![\w.-])")
 # An error report, as the sandbox writes one; an answer holding it restates an error.
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*Error: ", re.M)
 
@@ -67,6 +71,16 @@ def names_user_data(request: str) -> bool:
 def file_names(text: str) -> list[str]:
     """The file names ``text`` gives, in order, each once."""
     return list(dict.fromkeys(m.group(0) for m in FILE_NAMED.finditer(text)))
+
+
+def listed_files(output: str) -> list[str]:
+    """The files a tool's output names, in order, each once: a diff's and a listing's
+    paths (``+++ b/go.mod``, ``[FILE] Makefile``: any name), and names with a known
+    extension or a well-known name elsewhere in it."""
+    found = [m.group(1) for m in LISTED.finditer(output)]
+    found += [m.group(0) for m in FILE_NAMED.finditer(output)]
+    found += [m.group(0) for m in WELL_KNOWN.finditer(output)]
+    return list(dict.fromkeys(name for name in found if name != "/dev/null"))
 
 
 def copies_an_error(answer: str) -> bool:
