@@ -353,6 +353,27 @@ def test_an_answer_still_naming_unseen_files_after_the_code_ran_gets_the_files_s
     assert of(events, ev.FinalAnswer)[0].text == "a.md" and events[-1].steps == 6
 
 
+def test_an_answer_before_the_requests_web_address_was_opened_is_checked_once(tmp_path):
+    from deskmate.app.agent.parse import UNOPENED
+
+    task = "Save the text at http://127.0.0.1:9/license.txt, as note lic."
+    with Hub([toy_server("notes", "annotated.py")], tmp_path) as notes:
+        assert notes.start()[0].status == "ready"
+        events, _, _ = run(notes, [
+            py("print(notes.touch(key='lic'))"), "Final answer: Saved.",
+            py("print(notes.fetch_page(url='http://127.0.0.1:9/license.txt'))"),
+            "Final answer: Saved it."], task=task, head_start=0)
+        checks = [o.content for o in of(events, ev.Observation) if UNOPENED in o.content]
+        assert checks == ["http://127.0.0.1:9/license.txt" + UNOPENED + " Call "
+                          "notes.fetch_page(url: str) with it and use what it returns for "
+                          "what the request asks; then answer."]
+        assert of(events, ev.FinalAnswer)[0].text == "Saved it."
+        # Once a turn; and not before any tool ran (that is the unread-data check's).
+        events, _, _ = run(notes, [py("print(notes.touch(key='lic'))"), "Final answer: a",
+                                   "Final answer: b"], task=task, head_start=0)
+        assert of(events, ev.FinalAnswer)[0].text == "b"
+
+
 def test_without_read_only_marks_no_answer_is_held_for_a_missing_change(hub):
     # The toy server marks nothing read-only: no call can be told to have changed nothing.
     events, _, _ = run(hub, [py("print(toy.add(a=1, b=2))"), "Final answer: saved"],

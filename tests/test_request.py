@@ -75,3 +75,13 @@ def test_an_answer_is_grounded_in_data_that_holds_a_value_it_gives():
     # A value the request already gave is not a sign of reading.
     assert not grounded_in("Robin Quill did.", log, "Did Robin Quill commit last?")
     assert not grounded_in("The commit failed.", log, "Who?")
+
+
+def test_web_addresses_and_the_files_an_output_lists():
+    from deskmate.app.agent.request import listed_files, web_addresses
+
+    assert web_addresses("Get http://h:8/a.txt, then (see https://x.org/p?q=1). And "
+                         "http://h:8/a.txt again.") == ["http://h:8/a.txt", "https://x.org/p?q=1"]
+    output = ("--- /dev/null\n+++ b/Makefile\n[FILE] go.mod\n[DIR] src\n"
+              "see notes.txt and the LICENSE")
+    assert listed_files(output) == ["Makefile", "go.mod", "src", "notes.txt", "LICENSE"]

@@ -127,6 +127,7 @@ class ToolBridge:
         self._results: list[str] = []
         self._sources: list[str] = []
         self._made_up_step = -1  # the step whose note was given (one a step)
+        self.sent: list[str] = []  # this turn's calls' arguments, as JSON, for the loop
         # (server, tool) the user turned off: absent from the catalog, refused by name.
         self.disabled: frozenset[tuple[str, str]] = frozenset()
         self.retool(catalog)
@@ -151,6 +152,7 @@ class ToolBridge:
         self.returned = []
         self._results, self._sources = [], []
         self._made_up_step = -1
+        self.sent = []
         self._seen.clear()
         self._documented.clear()
         self.context = context
@@ -199,6 +201,14 @@ class ToolBridge:
             return self._read(uri).text
         except Exception as exc:  # the hub's ToolCallError family
             raise BridgeError(str(exc)) from exc
+
+    def taking(self, names: Iterable[str]) -> list[str]:
+        """The calls (``fetch.fetch(url: str, …)``) of the tools with a parameter of one
+        of ``names``."""
+        wanted = {name.lower() for name in names}
+        return [f"{py_identifier(server)}.{sig.call_text()}"
+                for (server, _), (_, sig) in self._tools.items()
+                if any(p.original.lower() in wanted for p in sig.params)]
 
     def marks_read_only(self) -> bool:
         """Whether any connected tool says it only reads (so the others may change
@@ -314,6 +324,7 @@ class ToolBridge:
             self._finished(call_id, real, spec.name, f"denied: {verdict.reason}", True, 0.0)
             raise BridgeError(f"{real}.{spec.name} was not run: {verdict.reason}")
         self.calls += 1
+        self.sent.append(json.dumps(arguments, ensure_ascii=False, default=str))
         started = time.perf_counter()
         news = CallNews(context.emit, self.asker, call_id, context.cancel)
         try:

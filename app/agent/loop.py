@@ -34,6 +34,7 @@ from deskmate.app.agent.parse import (
     is_feedback,
     names_check,
     parse_reply,
+    unopened,
     unseen_again,
 )
 from deskmate.app.agent.request import (
@@ -46,6 +47,7 @@ from deskmate.app.agent.request import (
     head_start_query,
     listed_files,
     names_user_data,
+    web_addresses,
 )
 from deskmate.app.agent.unprinted import looked_at
 from deskmate.app.llm.base import (
@@ -122,6 +124,7 @@ class Agent:
         # checked this turn. A second check needs a call since (the files then shown).
         self._names_checked_at: int | None = None
         self._names_rechecked = False
+        self._urls_checked = False  # the check of an answer before the request's URL opened
         self._echoes = 0  # answers this turn that copied an error's report
         self._turn_start = 0  # where this turn's messages start in the transcript
 
@@ -148,6 +151,7 @@ class Agent:
         self._request, self._checked = task, False
         self._error_checked = self._change_checked = self._names_rechecked = False
         self._names_checked_at = None
+        self._urls_checked = False
         self._echoes = 0
         status: ev.TurnStatus = "max_steps"
         try:
@@ -259,7 +263,21 @@ class Agent:
                 return UNSEEN_NAMES + ", ".join(unseen) + UNSEEN_ADVICE
             self._names_rechecked = True
             return unseen_again(unseen, self._shown_names())
+        if (addresses := self._unopened()) and (fetchers := self.bridge.taking(("url", "uri"))):
+            # ... or write what a page "says" without fetching it (the license's text,
+            # saved and committed, was "This is the license text.").
+            self._urls_checked = True
+            return unopened(addresses, fetchers)
         return ""
+
+    def _unopened(self) -> list[str]:
+        """The web addresses of the request that no call this turn was given, once a
+        turn, when tools ran (a request answered without tools is the other checks')."""
+        if self._urls_checked or not self.bridge.calls:
+            return []
+        sent = "\n".join(self.bridge.sent)
+        return [address for address in web_addresses(self._request)
+                if address not in sent and address.rstrip("/") not in sent]
 
     def _answers_unread(self) -> bool:
         """The first final answer of the turn, with no tool call yet, to a request that

@@ -70,6 +70,18 @@ UNSEEN_NAMES = ("That answer names files that nothing in this task showed, so th
                 "guess: ")
 UNSEEN_ADVICE = (". Run the code that shows them (list or read with the tools, and print "
                  "it); then answer from its output.")
+# The check before a final answer when the request gives a web address no tool was
+# called with this turn (app/agent/loop.py).
+UNOPENED = " is in the request, and no tool has opened it in this task."
+
+
+def unopened(addresses: list[str], tools: list[str]) -> str:
+    """The check of an answer given before the request's web addresses were fetched:
+    small models write what the page "says" (a license's text) from a guess."""
+    return (", ".join(addresses) + UNOPENED + f" Call {' or '.join(tools[:2])} with it and "
+            "use what it returns for what the request asks; then answer.")
+
+
 # The second check, after code ran since the first and the answer still names files no
 # output showed; the files the outputs named follow.
 UNSEEN_AGAIN = " is in none of this task's outputs either, so it is still a guess."
@@ -114,7 +126,7 @@ def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED,
                                 UNSEEN_NAMES))
-            or names_check(content)
+            or names_check(content) or UNOPENED in content.split("\n", 1)[0]
             or content in (EMPTY_REPLY, EMPTY_CODE, EMPTY_ANSWER, UNREAD_DATA, AFTER_ERROR,
                            ECHOED, UNCHANGED))
 

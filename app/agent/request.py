@@ -31,6 +31,7 @@ USER_DATA = re.compile(
     r"server|environment)\b", re.I)
 # A file's name as an answer may give one (README.md, src/main.go).
 FILE_NAMED = re.compile(r"(?<![\w.-])[\w][\w-]*(?:\.[\w-]+)*\." + EXTENSIONS + r"\b", re.I)
+WEB_ADDRESS = re.compile(r"https?://[^\s\"'<>()\[\]`]+", re.I)
 # Where a tool's output lists a file: a diff's headers, a file server's listing.
 LISTED = re.compile(r"^(?:\+\+\+ b/|--- a/|diff --git a/|\[FILE\] |\[DIR\] )(\S+)", re.M)
 WELL_KNOWN = re.compile(r"(?<![\w.-])(?:Makefile|Dockerfile|LICENSE|README|Procfile|Gemfile|"
@@ -71,6 +72,12 @@ def names_user_data(request: str) -> bool:
 def file_names(text: str) -> list[str]:
     """The file names ``text`` gives, in order, each once."""
     return list(dict.fromkeys(m.group(0) for m in FILE_NAMED.finditer(text)))
+
+
+def web_addresses(text: str) -> list[str]:
+    """The http(s) addresses ``text`` gives, in order, each once, without the sentence's
+    punctuation after them."""
+    return list(dict.fromkeys(m.group(0).rstrip(".,;:!?") for m in WEB_ADDRESS.finditer(text)))
 
 
 def listed_files(output: str) -> list[str]:
