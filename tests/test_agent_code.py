@@ -374,6 +374,30 @@ def test_an_answer_before_the_requests_web_address_was_opened_is_checked_once(tm
         assert of(events, ev.FinalAnswer)[0].text == "b"
 
 
+def test_an_answer_about_what_a_file_holds_from_a_listing_is_checked_once(hub):
+    from deskmate.app.agent.parse import UNREAD_FILES
+
+    task = "Which Python file in /src contains a TODO, and what does it say?"
+    # (a listing from a call whose arguments do not name the files, as a folder's does)
+    listing = py("names = ['main.py', 'util.py']\nprint(toy.add(a=1, b=1))\n"
+                 "print('\\n'.join('[FILE] ' + name for name in names))")
+    events, _, _ = run(hub, [listing, "Final answer: main.py has the TODO.",
+                             py("print(toy.echo(text='/src/util.py: # TODO: cache'))"),
+                             "Final answer: main.py"], task=task, head_start=0)
+    checks = [o.content for o in of(events, ev.Observation) if UNREAD_FILES in o.content]
+    assert checks == ["main.py" + UNREAD_FILES + " Read the files the request is about with "
+                      "the tool that reads a file (each of them, in a for loop) and print "
+                      "what they hold; then answer from it."]
+    assert of(events, ev.FinalAnswer)[0].text == "main.py"
+    # A file a call was given was read; a question that is not about contents is not held.
+    read = py("print(toy.echo(text='/src/main.py'))")
+    events, _, _ = run(hub, [listing, read, "Final answer: main.py"], task=task, head_start=0)
+    assert events[-1].steps == 3
+    events, _, _ = run(hub, [listing, "Final answer: main.py"],
+                       task="Which file in /src is the largest?", head_start=0)
+    assert events[-1].steps == 2
+
+
 def test_without_read_only_marks_no_answer_is_held_for_a_missing_change(hub):
     # The toy server marks nothing read-only: no call can be told to have changed nothing.
     events, _, _ = run(hub, [py("print(toy.add(a=1, b=2))"), "Final answer: saved"],

@@ -210,6 +210,11 @@ class ToolBridge:
                 for (server, _), (_, sig) in self._tools.items()
                 if any(p.original.lower() in wanted for p in sig.params)]
 
+    def named(self, names: Iterable[str]) -> list[str]:
+        """The calls of the tools called one of ``names``, in the order of ``names``."""
+        return [f"{py_identifier(server)}.{sig.call_text()}" for name in names
+                for (server, tool), (_, sig) in self._tools.items() if tool == name]
+
     def marks_read_only(self) -> bool:
         """Whether any connected tool says it only reads (so the others may change
         things): without such marks, no call can be told to have changed nothing."""

@@ -35,9 +35,11 @@ from deskmate.app.agent.parse import (
     names_check,
     parse_reply,
     unopened,
+    unread_files,
     unseen_again,
 )
 from deskmate.app.agent.request import (
+    asks_about_contents,
     asks_for_change,
     asks_for_information,
     clauses,
@@ -49,6 +51,7 @@ from deskmate.app.agent.request import (
     names_user_data,
     web_addresses,
 )
+from deskmate.app.agent.tool_errors import READ_FILE_TOOLS
 from deskmate.app.agent.unprinted import looked_at
 from deskmate.app.llm.base import (
     ChatMessage,
@@ -125,6 +128,7 @@ class Agent:
         self._names_checked_at: int | None = None
         self._names_rechecked = False
         self._urls_checked = False  # the check of an answer before the request's URL opened
+        self._reads_checked = False  # the check of an answer about files only listed
         self._echoes = 0  # answers this turn that copied an error's report
         self._turn_start = 0  # where this turn's messages start in the transcript
 
@@ -151,7 +155,7 @@ class Agent:
         self._request, self._checked = task, False
         self._error_checked = self._change_checked = self._names_rechecked = False
         self._names_checked_at = None
-        self._urls_checked = False
+        self._urls_checked = self._reads_checked = False
         self._echoes = 0
         status: ev.TurnStatus = "max_steps"
         try:
@@ -263,12 +267,27 @@ class Agent:
                 return UNSEEN_NAMES + ", ".join(unseen) + UNSEEN_ADVICE
             self._names_rechecked = True
             return unseen_again(unseen, self._shown_names())
+        if unread := self._only_listed(answer):
+            # ... or say which file holds a thing from a listing of their names.
+            self._reads_checked = True
+            return unread_files(unread, self.bridge.named(("read_multiple_files",
+                                                            *READ_FILE_TOOLS)))
         if (addresses := self._unopened()) and (fetchers := self.bridge.taking(("url", "uri"))):
             # ... or write what a page "says" without fetching it (the license's text,
             # saved and committed, was "This is the license text.").
             self._urls_checked = True
             return unopened(addresses, fetchers)
         return ""
+
+    def _only_listed(self, answer: FinalAnswer) -> list[str]:
+        """The files an answer to a question about what files hold names that an output
+        listed and no call was given this turn, once a turn."""
+        if self._reads_checked or not asks_about_contents(self._request):
+            return []
+        sent = "\n".join(self.bridge.sent)
+        listed = {name for name in self._shown_names()}
+        return [name for name in file_names(answer.text)
+                if name in listed and name not in sent]
 
     def _unopened(self) -> list[str]:
         """The web addresses of the request that no call this turn was given, once a

@@ -82,6 +82,18 @@ def unopened(addresses: list[str], tools: list[str]) -> str:
             "use what it returns for what the request asks; then answer.")
 
 
+# The check before a final answer about what files hold that names files only listed,
+# never read, this turn (app/agent/loop.py).
+UNREAD_FILES = " was not read by any tool in this task, so what it holds is a guess."
+
+
+def unread_files(names: list[str], readers: list[str]) -> str:
+    how = " or ".join(readers[:2]) if readers else "the tool that reads a file"
+    return (", ".join(names) + UNREAD_FILES + f" Read the files the request is about with "
+            f"{how} (each of them, in a for loop) and print what they hold; then answer "
+            "from it.")
+
+
 # The second check, after code ran since the first and the answer still names files no
 # output showed; the files the outputs named follow.
 UNSEEN_AGAIN = " is in none of this task's outputs either, so it is still a guess."
@@ -126,7 +138,8 @@ def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED,
                                 UNSEEN_NAMES))
-            or names_check(content) or UNOPENED in content.split("\n", 1)[0]
+            or names_check(content)
+            or any(check in content.split("\n", 1)[0] for check in (UNOPENED, UNREAD_FILES))
             or content in (EMPTY_REPLY, EMPTY_CODE, EMPTY_ANSWER, UNREAD_DATA, AFTER_ERROR,
                            ECHOED, UNCHANGED))
 

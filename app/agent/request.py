@@ -31,6 +31,8 @@ USER_DATA = re.compile(
     r"server|environment)\b", re.I)
 # A file's name as an answer may give one (README.md, src/main.go).
 FILE_NAMED = re.compile(r"(?<![\w.-])[\w][\w-]*(?:\.[\w-]+)*\." + EXTENSIONS + r"\b", re.I)
+CONTENTS = re.compile(r"\b(?:contains?|containing|says?|mentions?|inside|contents?|"
+                      r"written in|defines?)\b", re.I)
 WEB_ADDRESS = re.compile(r"https?://[^\s\"'<>()\[\]`]+", re.I)
 # Where a tool's output lists a file: a diff's headers, a file server's listing.
 LISTED = re.compile(r"^(?:\+\+\+ b/|--- a/|diff --git a/|\[FILE\] |\[DIR\] )(\S+)", re.M)
@@ -63,6 +65,12 @@ def asks_for_information(request: str) -> bool:
 
 def asks_for_change(request: str) -> bool:
     return bool(CHANGES.search(request))
+
+
+def asks_about_contents(request: str) -> bool:
+    """A request about what files hold ("which file contains a TODO", "what does the
+    config say"): a listing of names cannot answer it."""
+    return bool(CONTENTS.search(request))
 
 
 def names_user_data(request: str) -> bool:
