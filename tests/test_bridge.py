@@ -22,6 +22,18 @@ def test_a_tool_named_after_its_server_is_found_without_the_prefix():
         bridge._tool("git", "diff")
 
 
+def test_a_tool_called_on_the_wrong_server_names_its_own():
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    catalog = Catalog.from_specs([ToolSpec("git", "git_log", "", schema),
+                                  ToolSpec("filesystem", "edit_file", "", schema)])
+    bridge = ToolBridge(catalog, lambda *args, **kwargs: None, Policy(yes_all=True))
+    with pytest.raises(BridgeError) as caught:
+        bridge._tool("git", "edit_file")
+    assert str(caught.value) == ("git has no tool 'edit_file': edit_file is a tool of another "
+                                 "server; call it as filesystem.edit_file(path: str | None "
+                                 "= None)")
+
+
 def test_a_request_for_information_gets_read_only_tools_first():
     def tool(name, description, read_only):
         return ToolSpec("git", name, description, {"type": "object"},
@@ -232,6 +244,30 @@ def test_a_refused_value_gets_the_call_written_as_the_documentations_examples():
     assert str(caught.value).endswith(
         "Hint: timezone='Mars' was refused; write it in the form of the documentation's "
         "examples: 'America/New_York', 'Europe/London', 'Asia/Tokyo'")
+
+
+def test_a_value_refused_for_what_it_names_gets_no_examples():
+    """A branch that already exists was not refused for its form, and a branch's name
+    is not a branch's type (git_branch's 'local', 'remote', 'all')."""
+    from deskmate.tools.hub.results import ContentItem, ToolResult
+
+    kinds = {"type": "object", "properties": {"branch_type": {
+        "type": "string", "description": "Can also be 'local', 'remote' or 'all'"}}}
+    create = {"type": "object", "properties": {"branch_name": {"type": "string"}}}
+    catalog = Catalog.from_specs([ToolSpec("git", "git_branch", "", kinds),
+                                  ToolSpec("git", "git_create_branch", "", create)])
+    errors = {"0.2.0": "Cannot create branch '0.2.0': refs/heads/0.2.0 already exists",
+              "a b": "'a b' is not a valid branch name"}
+
+    def call(server, tool, arguments, cancel=None, hooks=None):
+        text = errors[arguments["branch_name"]]
+        return ToolResult(server, tool, (ContentItem("text", text=text),), is_error=True)
+
+    bridge = ToolBridge(catalog, call, Policy(yes_all=True))
+    for name in errors:
+        with pytest.raises(BridgeError) as caught:
+            bridge.call_tool("git", "git_create_branch", [], {"branch_name": name})
+        assert "Hint" not in str(caught.value)
 
 
 def test_a_search_with_a_sentence_that_found_nothing_says_to_try_a_word():

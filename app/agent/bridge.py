@@ -476,6 +476,14 @@ class ToolBridge:
         if any(name in (t, py_identifier(t)) for s, t in self.disabled if s == server):
             raise BridgeError(f"{py_identifier(server)}.{name} is turned off by the user: "
                               "do without it, or ask them to turn it on (F3).")
+        elsewhere = [f"{py_identifier(s)}.{sig.call_text()}"
+                     for (s, t), (_, sig) in self._tools.items()
+                     if s != server and name in (t, sig.name)]
+        if elsewhere:
+            # git.edit_file: the tool is another server's (its nearest git name, git_log,
+            # was what this said before, and the model called that).
+            raise BridgeError(f"{py_identifier(server)} has no tool {name!r}: {name} is a "
+                              f"tool of another server; call it as {' or '.join(elsewhere)}")
         names = [t for (s, t) in self._tools if s == server]
         hint = _hint(name, names)
         raise BridgeError(f"{py_identifier(server)} has no tool {name!r}{hint}. "

@@ -34,6 +34,8 @@ PATH_ERRORS = (
 UNMATCHED_PATHSPEC = re.compile(r"pathspec '([^']*)' did not match any files", re.I)
 WRITE_FILE_TOOLS = ("write_file", "write_text_file", "create_file")
 MAKE_FOLDER_TOOLS = ("create_directory", "make_directory", "mkdir")
+# An error about a thing that is already there: its name was not refused for its form.
+EXISTS = re.compile(r"already exists?|exists already", re.I)
 FOLDER_LINES = 30  # of a folder's listing shown after a "no such file" error
 PATH_WORDS = ("path", "file", "filename", "dir", "directory", "folder")
 
@@ -154,6 +156,8 @@ def value_hint(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
     copy. Examples come from the parameter's own description, then from the server's
     parameters that share a word of its name (a tool's ``timezone`` and another's
     ``target_timezone``)."""
+    if EXISTS.search(error):
+        return ""  # the value is fine; the thing it names is already there
     refused = [p for p in sig.params if _given_text(arguments.get(p.original))
                and arguments[p.original] in error and not p.name.lower().endswith(PATH_WORDS)]
     if not refused:
@@ -178,14 +182,22 @@ def value_hint(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
 
 def examples(tools: Tools, server: str, spec: ToolSpec, original: str) -> list[str]:
     """Values quoted in the description (and ``examples``, ``enum``) of ``original``,
-    then of the server's parameters whose names share a word with it."""
-    words = set(original.lower().split("_"))
+    then of the server's parameters whose names end in the same word (``timezone`` and
+    ``target_timezone``; not ``branch_name`` and ``branch_type``)."""
+    kind = _kind(original)
     own = _schema_examples((spec.input_schema.get("properties") or {}).get(original))
     others = [value for (s, _), (other, _) in tools.items() if s == server
               for key, schema in (other.input_schema.get("properties") or {}).items()
-              if isinstance(key, str) and words & set(key.lower().split("_"))
+              if isinstance(key, str) and _kind(key) == kind
               for value in _schema_examples(schema)]
     return list(dict.fromkeys(own + others))
+
+
+def _kind(name: str) -> str:
+    """The last word of a parameter's name, which says what kind of value it is
+    (``source_timezone``, ``targetTimezone``: timezone)."""
+    words = re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)
+    return words[-1].lower() if words else name.lower()
 
 
 def _schema_examples(schema: Any) -> list[str]:
