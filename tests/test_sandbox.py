@@ -348,6 +348,9 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         assert api.endswith("Hint: page is a str that holds a JSON document after a line of "
                             "text; parse it and index what that returns: import json; "
                             "data = json.loads(page[page.index('{'):])")
+        parsed = box.execute("import json\ndata = json.loads(page)").error
+        assert "JSONDecodeError" in parsed and parsed.endswith(
+            "data = json.loads(page[page.index('{'):])")
         box.execute("text = '[{\"id\": 1}]'")
         assert "data = json.loads(text)\n" in box.execute("text['id']").error + "\n"
 

@@ -42,6 +42,10 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
         return json_text(exc) or (
             "Hint: that value is a str, not a dict or a list (a tool's result is often "
             "text): print() it first; for its lines use .splitlines()\n")
+    if type(exc).__name__ == "JSONDecodeError":
+        # json.loads() of a fetched API's text, which starts with the server's line
+        # about it: the document starts further on.
+        return json_text(exc)
     if isinstance(exc, TypeError) and "'dict'" in str(exc):
         return ("Hint: that value is a dict (a tool's result often is; its signature says "
                 "what it returns): print() it and use the field you need\n")
