@@ -171,3 +171,15 @@ def test_records_whose_values_no_tool_returned_get_a_note(hub):
         "no tool's result this turn nor in the request. If they were to come from the "
         "data, they are made up: take them from what filesystem.read_text_file returned.")
     assert "Note:" not in copied
+
+
+def test_a_text_written_as_one_character_gets_a_note(hub):
+    # git's log indexed like a list of lines: its last character (a newline) was written.
+    workdir, repo = hub[1], hub[1] / "repo"
+    seen = observations(hub, f'log = git.git_log(repo_path="{repo}", max_count=1)\n'
+                             f'filesystem.write_file(path="{workdir}/LAST.txt", '
+                             'content=log[-1])')[0]
+    assert seen.rstrip().endswith(
+        "Note: filesystem.write_file was given content='\\n', a single character or none. "
+        "Indexing a text (text[-1]) gives one character, not a line: for its lines use "
+        "text.splitlines() (the last: text.strip().splitlines()[-1]).")

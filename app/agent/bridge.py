@@ -36,6 +36,7 @@ from deskmate.app.agent.tool_errors import (
     WRITE_FILE_TOOLS,
     Tools,
     character_hint,
+    character_note,
     closest_lines,
     edit_target,
     folder_note,
@@ -361,7 +362,7 @@ class ToolBridge:
         if not self._listing:  # (a hint's own call is not the code's to print)
             name = f"{py_identifier(real)}.{sig.name}"
             note = (empty_note(self._tools, real, sig, arguments, value)
-                    or self._made_up(name, arguments))
+                    or character_note(name, arguments) or self._made_up(name, arguments))
             self.returned.append(Returned(name, value, note))
             if result.text.strip() and not empty(value):
                 self._results.append(result.text.lower())

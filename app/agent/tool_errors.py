@@ -143,6 +143,22 @@ def character_hint(arguments: Mapping[str, Any]) -> str:
     return ""
 
 
+TEXT_WORDS = ("content", "contents", "text", "body", "message", "data")
+
+
+def character_note(call: str, arguments: Mapping[str, Any]) -> str:
+    """For a text written that is one character (or blank): the model indexed a text
+    result like a list of lines (``git_log(...)[-1]`` is the log's last character, a
+    newline, and that was the file's content)."""
+    for key, value in arguments.items():
+        if key.lower().endswith(TEXT_WORDS) and isinstance(value, str) and len(
+                value.strip()) <= 1:
+            return (f"Note: {call} was given {key}={value!r}, a single character or none. "
+                    "Indexing a text (text[-1]) gives one character, not a line: for its "
+                    "lines use text.splitlines() (the last: text.strip().splitlines()[-1]).")
+    return ""
+
+
 # A value quoted in a parameter's description ("IANA timezone name (e.g., 'Asia/Tokyo')").
 QUOTED = re.compile(r"""'([^'\n]{2,60})'|"([^"\n]{2,60})"|`([^`\n]{2,60})`""")
 
