@@ -183,3 +183,14 @@ def test_a_text_written_as_one_character_gets_a_note(hub):
         "Note: filesystem.write_file was given content='\\n', a single character or none. "
         "Indexing a text (text[-1]) gives one character, not a line: for its lines use "
         "text.splitlines() (the last: text.strip().splitlines()[-1]).")
+
+
+def test_a_move_into_a_folder_gets_the_items_own_new_path(hub):
+    workdir = hub[1]
+    (workdir / "c.log").write_text("x")
+    seen = observations(hub, f'filesystem.move_file(source="{workdir}/c.log", '
+                             f'destination="{workdir}/logs/")')[0]
+    assert "Destination already exists" in seen
+    assert seen.rstrip().endswith(
+        f"Hint: destination is the new path of what moves, not the folder it goes into: "
+        f"destination='{workdir}/logs/c.log'")

@@ -41,6 +41,7 @@ from deskmate.app.agent.tool_errors import (
     edit_target,
     folder_note,
     missing_folder,
+    move_into_hint,
     path_hint,
     pathspec_folder,
     shape_hint,
@@ -355,7 +356,8 @@ class ToolBridge:
                               + character_hint(arguments)
                               + value_hint(self._tools, real, spec, sig, arguments,
                                            result.text)
-                              + wildcard_hint(self._tools, real, sig, arguments))
+                              + wildcard_hint(self._tools, real, sig, arguments)
+                              + move_into_hint(spec.name, arguments, result.text))
         if not spec.read_only:
             self.changes += 1
         value = result.value()  # decoded from JSON: the sandbox can send it back as is

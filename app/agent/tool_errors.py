@@ -143,6 +143,31 @@ def character_hint(arguments: Mapping[str, Any]) -> str:
     return ""
 
 
+MOVES = re.compile(r"move|rename|copy", re.I)
+SOURCE_KEY = re.compile(r"source|src|from|old", re.I)
+DESTINATION_KEY = re.compile(r"dest|dst|^to$|target|new", re.I)
+
+
+def move_into_hint(tool: str, arguments: Mapping[str, Any], error: str) -> str:
+    """For a move whose destination "already exists" because it is the folder the
+    item was to go into (``move_file(source=".../a.log", destination="logs/")``): the
+    destination is the item's own new path."""
+    if not (MOVES.search(tool) and EXISTS.search(error)):
+        return ""
+    source = next((v for k, v in arguments.items() if SOURCE_KEY.search(k)), None)
+    destination = next(((k, v) for k, v in arguments.items() if DESTINATION_KEY.search(k)),
+                       None)
+    if not (isinstance(source, str) and destination and isinstance(destination[1], str)):
+        return ""
+    key, folder = destination
+    name = posixpath.basename(source.rstrip("/"))
+    if not name or "*" in source or posixpath.basename(folder.rstrip("/")) == name:
+        return ""
+    meant = posixpath.join(folder, name)
+    return (f"\nHint: {key} is the new path of what moves, not the folder it goes into: "
+            f"{key}={meant!r}")
+
+
 TEXT_WORDS = ("content", "contents", "text", "body", "message", "data")
 
 
