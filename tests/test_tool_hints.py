@@ -111,7 +111,21 @@ def test_an_edit_whose_text_is_not_in_the_file_gets_the_closest_lines(hub):
     assert "Could not find exact match" in seen
     assert seen.rstrip().endswith(
         f"The lines of {workdir}/mail.py closest to the text to replace (copy it from here, "
-        "as the file writes it):\n4: def recieve(box):")
+        "as the file writes it):\n4: def recieve(box):\n"
+        f"Likely meant: filesystem.edit_file(path='{workdir}/mail.py', "
+        "edits=[{'oldText': 'recieve', 'newText': 'receive'}])")
+    # Each occurrence, in its own case, and the suggested call does the fix.
+    (workdir / "mail.py").write_text('def recieve(box):\n    """Recieve all. recieve!"""\n')
+    seen = observations(hub, f'filesystem.edit_file(path="{workdir}/mail.py", '
+                             'edits=[{"oldText": "receive", "newText": "receive"}])')[0]
+    meant = seen.rstrip().splitlines()[-1].removeprefix("Likely meant: ")
+    assert meant == (f"filesystem.edit_file(path='{workdir}/mail.py', edits=["
+                     "{'oldText': 'recieve', 'newText': 'receive'}, "
+                     "{'oldText': 'recieve', 'newText': 'receive'}, "
+                     "{'oldText': 'Recieve', 'newText': 'Receive'}])")
+    observations(hub, meant)
+    assert (workdir / "mail.py").read_text() == ('def receive(box):\n'
+                                                 '    """Receive all. receive!"""\n')
 
 
 def test_an_import_of_a_servers_name_is_taken_out(hub):

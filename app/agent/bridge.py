@@ -39,6 +39,7 @@ from deskmate.app.agent.tool_errors import (
     character_note,
     closest_lines,
     edit_target,
+    fixed_edits,
     folder_note,
     missing_folder,
     move_into_hint,
@@ -350,7 +351,7 @@ class ToolBridge:
                               + (path_hint(self._tools, real, result.text, spec.name)
                                  or self._docs(real, sig))
                               + self._folder_shown(real, result.text, spec.name)
-                              + self._lines_shown(real, result.text, arguments)
+                              + self._lines_shown(real, sig, result.text, arguments)
                               + write_first(self._tools, result.text,
                                             self._meant(result.text, arguments))
                               + character_hint(arguments)
@@ -422,15 +423,25 @@ class ToolBridge:
         listing = self._list(server, folder)
         return "" if listing is None else folder_note(folder, listing)
 
-    def _lines_shown(self, server: str, error: str, arguments: dict[str, Any]) -> str:
+    def _lines_shown(self, server: str, sig: Signature, error: str,
+                     arguments: dict[str, Any]) -> str:
         """For an edit whose text to replace is not in the file: the file's lines closest
-        to it, read with the server's own tool (tool_errors.closest_lines)."""
+        to it, read with the server's own tool (tool_errors.closest_lines), and the call
+        with the file's words for a one-word text to replace (tool_errors.fixed_edits)."""
         target = edit_target(error, arguments)
         reader = next((name for name in READ_FILE_TOOLS if (server, name) in self._tools), None)
         if target is None or reader is None:
             return ""
         text = self._quietly(server, reader, {"path": target[0]})
-        return "" if text is None else closest_lines(target[0], text, target[1])
+        if text is None:
+            return ""
+        shown = closest_lines(target[0], text, target[1])
+        fixed = fixed_edits(arguments, text)
+        if not shown or fixed is None:
+            return shown
+        call = ", ".join(f"{p.name}={fixed[p.original]!r}" for p in sig.params
+                         if p.original in fixed)
+        return f"{shown}\nLikely meant: {py_identifier(server)}.{sig.name}({call})"
 
     def _meant(self, error: str, arguments: dict[str, Any]) -> str | None:
         """For git's unmatched pathspec: the name in the repository's folder that the

@@ -348,6 +348,8 @@ READ_FILE_TOOLS = ("read_text_file", "read_file")
 CLOSE_LINES = 3  # of the file, shown after an edit that matched nothing
 SCANNED_LINES = 3000  # of the file, compared with the text to replace
 OLD_WORDS = ("old", "search", "find")  # start the names of an edit's text to replace
+NEW_WORDS = ("new", "replace")  # ... and of the text that replaces it
+MAX_OCCURRENCES = 5  # edits suggested for one misspelt word (each replaces one occurrence)
 
 
 def edit_target(error: str, arguments: Mapping[str, Any]) -> tuple[str, list[str]] | None:
@@ -395,3 +397,50 @@ def closest_lines(path: str, text: Any, wanted: list[str]) -> str:
         return ""
     return (f"\nThe lines of {path} closest to the text to replace (copy it from here, as "
             f"the file writes it):\n{shown}")
+
+
+def fixed_edits(arguments: Mapping[str, Any], text: Any) -> dict[str, Any] | None:
+    """For edits whose one-word text to replace is not in the file: the arguments with
+    each such edit made for the file's words close to it, one edit per occurrence, the
+    replacement in each word's case (the model wrote ``receive`` for ``recieve`` and
+    ``Recieve``, the word it was to fix spelled right); None when some edit's text is
+    not one word or has nothing close."""
+    import difflib
+
+    content = text if isinstance(text, str) else json.dumps(text)
+    words = list(dict.fromkeys(re.findall(r"\w+", content)))
+    fixed, changed = dict(arguments), False
+    for key, value in arguments.items():
+        if not isinstance(value, list):
+            continue
+        edits: list[Any] = []
+        for item in value:
+            old_key = next((k for k in item if k.lower().startswith(OLD_WORDS)), None) \
+                if isinstance(item, dict) else None
+            new_key = next((k for k in item if k.lower().startswith(NEW_WORDS)), None) \
+                if isinstance(item, dict) else None
+            old, new = (item.get(old_key), item.get(new_key)) if old_key and new_key else (
+                None, None)
+            if not (isinstance(old, str) and isinstance(new, str)) or old in content:
+                edits.append(item)
+                continue
+            if not re.fullmatch(r"\w+", old.strip()):
+                return None
+            close = [w for w in words if w != old and difflib.SequenceMatcher(
+                None, w.lower(), old.strip().lower()).ratio() >= 0.75]
+            if not close:
+                return None
+            for word in close:
+                edits += [{**item, old_key: word, new_key: _same_case(word, new)}
+                          ] * min(content.count(word), MAX_OCCURRENCES)
+            changed = True
+        fixed[key] = edits
+    return fixed if changed else None
+
+
+def _same_case(word: str, text: str) -> str:
+    if word.isupper() and len(word) > 1:
+        return text.upper()
+    if word[:1].isupper():
+        return text[:1].upper() + text[1:]
+    return text
