@@ -36,6 +36,11 @@ def test_final_answer_forms():
     assert parse_reply("Thought: done.\n**Final Answer:** Paris") == FinalAnswer("Paris")
     assert parse_reply("final_answer: yes") == FinalAnswer("yes")
     assert parse_reply("The capital is Paris.") == FinalAnswer("The capital is Paris.")
+    # Written inside a code block, as the cells before it were (an unclosed one too).
+    assert parse_reply("```python\nFinal answer: Switched to branch 'docs'") == FinalAnswer(
+        "Switched to branch 'docs'")
+    assert parse_reply("Done.\n```\nFinal answer: 3\n```") == FinalAnswer("3")
+    assert isinstance(parse_reply("```python\nx = 1\nFinal answer: 1\n```"), CodeAction)
 
 
 def test_final_answer_after_code_is_not_taken_early():

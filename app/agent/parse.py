@@ -173,6 +173,10 @@ def parse_reply(text: str, objects: Collection[str] = ()) -> Parsed:
         code = fence.group(2).strip("\n")
         if not code.strip():
             return Malformed(EMPTY_CODE)
+        if inner := _FINAL.match(code):
+            # The answer written inside a code block (the habit of the cells before it):
+            # run as Python it is a syntax error, then a repeat that ends the turn.
+            return FinalAnswer(code[inner.end():].strip())
         return CodeAction(thought=stripped[: fence.start()].strip(), code=code)
     if stripped.endswith("```"):
         # A closing fence whose opening one was dropped (often after an error the reply
