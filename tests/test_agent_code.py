@@ -398,6 +398,26 @@ def test_an_answer_about_what_a_file_holds_from_a_listing_is_checked_once(hub):
     assert events[-1].steps == 2
 
 
+def test_an_answer_with_a_requested_change_no_tool_made_is_checked_once(hub):
+    from deskmate.app.agent.parse import MISSING_STEP
+
+    task = "Echo the word hi, and add 2 and 3."
+    events, _, _ = run(hub, [py("print(toy.echo(text='hi'))"), "Final answer: hi",
+                             py("print(toy.add(a=2, b=3))"), "Final answer: hi, 5"],
+                       task=task, head_start=0)
+    checks = [o.content for o in of(events, ev.Observation)
+              if o.content.startswith(MISSING_STEP)]
+    assert checks == [MISSING_STEP + "add, and no tool that does that has run in this task: "
+                      "toy.add(a: int, b: int). Call it with the request's values and print "
+                      "what it returns; then answer."]
+    assert of(events, ev.FinalAnswer)[0].text == "hi, 5"
+    # Done, or "add" not a change the request asks for (a noun, not a clause's verb).
+    for task, code in (("Echo hi, then add 2 and 3.", "toy.add(a=2, b=3)\nprint('hi')"),
+                       ("Echo the add of the day.", "print(toy.echo(text='x'))")):
+        events, _, _ = run(hub, [py(code), "Final answer: ok"], task=task, head_start=0)
+        assert events[-1].steps == 2
+
+
 def test_without_read_only_marks_no_answer_is_held_for_a_missing_change(hub):
     # The toy server marks nothing read-only: no call can be told to have changed nothing.
     events, _, _ = run(hub, [py("print(toy.add(a=1, b=2))"), "Final answer: saved"],

@@ -131,6 +131,7 @@ class ToolBridge:
         self._sources: list[str] = []
         self._made_up_step = -1  # the step whose note was given (one a step)
         self.sent: list[str] = []  # this turn's calls' arguments, as JSON, for the loop
+        self.called: list[tuple[str, str]] = []  # ... and their (server, tool) names
         # (server, tool) the user turned off: absent from the catalog, refused by name.
         self.disabled: frozenset[tuple[str, str]] = frozenset()
         self.retool(catalog)
@@ -155,7 +156,7 @@ class ToolBridge:
         self.returned = []
         self._results, self._sources = [], []
         self._made_up_step = -1
-        self.sent = []
+        self.sent, self.called = [], []
         self._seen.clear()
         self._documented.clear()
         self.context = context
@@ -217,6 +218,10 @@ class ToolBridge:
         """The calls of the tools called one of ``names``, in the order of ``names``."""
         return [f"{py_identifier(server)}.{sig.call_text()}" for name in names
                 for (server, tool), (_, sig) in self._tools.items() if tool == name]
+
+    def tools(self) -> Tools:
+        """Every tool by (server, name), with its spec and signature."""
+        return self._tools
 
     def marks_read_only(self) -> bool:
         """Whether any connected tool says it only reads (so the others may change
@@ -333,6 +338,7 @@ class ToolBridge:
             raise BridgeError(f"{real}.{spec.name} was not run: {verdict.reason}")
         self.calls += 1
         self.sent.append(json.dumps(arguments, ensure_ascii=False, default=str))
+        self.called.append((real, sig.name))
         started = time.perf_counter()
         news = CallNews(context.emit, self.asker, call_id, context.cancel)
         try:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions import Actions, Stop, Turn
 from deskmate.app.agent.bridge import CallContext, ToolBridge
+from deskmate.app.agent.missing_step import missing_step
 from deskmate.app.agent.parse import (
     AFTER_ERROR,
     ECHOED,
@@ -32,6 +33,7 @@ from deskmate.app.agent.parse import (
     FinalAnswer,
     failed_output,
     is_feedback,
+    missing_step_check,
     names_check,
     parse_reply,
     unopened,
@@ -129,6 +131,7 @@ class Agent:
         self._names_rechecked = False
         self._urls_checked = False  # the check of an answer before the request's URL opened
         self._reads_checked = False  # the check of an answer about files only listed
+        self._steps_checked = False  # the check of an answer with a change not made
         self._echoes = 0  # answers this turn that copied an error's report
         self._turn_start = 0  # where this turn's messages start in the transcript
 
@@ -155,7 +158,7 @@ class Agent:
         self._request, self._checked = task, False
         self._error_checked = self._change_checked = self._names_rechecked = False
         self._names_checked_at = None
-        self._urls_checked = self._reads_checked = False
+        self._urls_checked = self._reads_checked = self._steps_checked = False
         self._echoes = 0
         status: ev.TurnStatus = "max_steps"
         try:
@@ -259,6 +262,12 @@ class Agent:
             # "The version has been set to 2.0.0.").
             self._change_checked = True
             return UNCHANGED
+        if (not self._steps_checked and self.bridge.calls
+                and (missing := missing_step(self._request, self.bridge.tools(),
+                                             self.bridge.called))):
+            # ... or leave out a step of several ("…, and commit it there").
+            self._steps_checked = True
+            return missing_step_check(missing.verb, missing.calls)
         if unseen := self._unseen_names(answer):
             # ... or name files from a guess ("the first commit added README.md" after a
             # log that lists no files), and again after the code that shows them ran.

@@ -94,6 +94,17 @@ def unread_files(names: list[str], readers: list[str]) -> str:
             "from it.")
 
 
+# The check before a final answer when a change the request asks for has no tool of its
+# kind run this turn (app/agent/loop.py, missing_step.py).
+MISSING_STEP = "A step is still missing: the request asks to "
+
+
+def missing_step_check(verb: str, calls: tuple[str, ...]) -> str:
+    return (f"{MISSING_STEP}{verb}, and no tool that does that has run in this task: "
+            f"{' or '.join(calls[:2])}. Call it with the request's values and print what it "
+            "returns; then answer.")
+
+
 # The second check, after code ran since the first and the answer still names files no
 # output showed; the files the outputs named follow.
 UNSEEN_AGAIN = " is in none of this task's outputs either, so it is still a guess."
@@ -137,7 +148,7 @@ def failed_output(content: str) -> bool:
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED,
-                                UNSEEN_NAMES))
+                                UNSEEN_NAMES, MISSING_STEP))
             or names_check(content)
             or any(check in content.split("\n", 1)[0] for check in (UNOPENED, UNREAD_FILES))
             or content in (EMPTY_REPLY, EMPTY_CODE, EMPTY_ANSWER, UNREAD_DATA, AFTER_ERROR,

@@ -16,7 +16,7 @@ ASKS = re.compile(r"\?\s*$|^\s*(?:who|what|which|where|when|why|how|is|are|does|
 # A request for a change: a sentence (or a clause after a comma, "and", "then", "please")
 # that starts with a verb that writes, moves, records or deletes something.
 CHANGES = re.compile(
-    r"(?:^|[.;:!?]\s+|,\s*|\b(?:and|then|please|also)\s+)(?:set|write|save|create|add|append|"
+    r"(?:^|[.;:!?]\s+|,\s*|\b(?:and|then|please|also)\s+)(set|write|save|create|add|append|"
     r"rename|move|delete|remove|update|commit|replace|fix|change|edit|bump|store|record|"
     r"copy|stage|tag|mark|insert|put|make|link|connect|correct)\b", re.I | re.M)
 # Extensions of the files people keep data or code in.
@@ -71,6 +71,24 @@ def asks_about_contents(request: str) -> bool:
     """A request about what files hold ("which file contains a TODO", "what does the
     config say"): a listing of names cannot answer it."""
     return bool(CONTENTS.search(request))
+
+
+def change_verbs(request: str) -> set[str]:
+    """The verbs of the request's changes ("…, and commit it there": commit), lower case."""
+    return {m.group(1).lower() for m in CHANGES.finditer(request)}
+
+
+def name_words(name: str) -> list[str]:
+    """A tool's name as words, singular (``git_create_branch``: git, create, branch;
+    ``createEntities``: create, entity)."""
+    words = re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)
+    return [singular(word.lower()) for word in words]
+
+
+def singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 def names_user_data(request: str) -> bool:

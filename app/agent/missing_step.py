@@ -1,0 +1,58 @@
+"""A step of the request that no tool has done: the check before a final answer.
+
+Asked to create a branch, switch to it, add a file "and commit it there", a small model
+made the branch, switched and added the file, then answered "Switched to branch 'docs'":
+the commit never ran. The request's change verbs (at the start of a clause: "…, and
+commit it") are matched against the tools of the servers the turn used whose every
+name word the request says (``git_commit``: commit; ``git_create_branch``: create,
+branch; not ``create_directory`` for "create CHANGELOG.md"): a verb none of whose tools
+ran this turn is a step still missing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from deskmate.app.agent.request import change_verbs, name_words, singular
+from deskmate.app.agent.tool_errors import Tools
+from deskmate.tools.signatures import py_identifier
+
+
+@dataclass(frozen=True)
+class MissingStep:
+    verb: str  # what the request asks for ("commit")
+    calls: tuple[str, ...]  # the tools that do it, as calls ("git.git_commit(…)")
+
+
+def missing_step(request: str, tools: Tools,
+                 called: Sequence[tuple[str, str]]) -> MissingStep | None:
+    """The first change the request asks for that no tool called this turn did, with
+    the tools (of the servers used) that do it; None when every one ran."""
+    verbs = change_verbs(request)
+    if not verbs or not called:
+        return None
+    said = {singular(word.lower()) for word in re.findall(r"[A-Za-z]+", request)}
+    used = {server for server, _ in called}
+    done = {verb for server, tool in called if (verb := _verb(server, tool))}
+    missing: dict[str, list[str]] = {}
+    for (server, name), (_, sig) in tools.items():
+        words = _words(server, name)
+        if (server in used and words and words[0] in verbs and words[0] not in done
+                and set(words) <= said):
+            missing.setdefault(words[0], []).append(f"{py_identifier(server)}.{sig.call_text()}")
+    verb = next(iter(missing), None)
+    return None if verb is None else MissingStep(verb, tuple(missing[verb]))
+
+
+def _words(server: str, tool: str) -> list[str]:
+    """The tool's name words without its server's prefix (git_commit: commit)."""
+    words = name_words(tool)
+    prefix = name_words(py_identifier(server))
+    return words[len(prefix):] if words[:len(prefix)] == prefix else words
+
+
+def _verb(server: str, tool: str) -> str:
+    words = _words(server, tool)
+    return words[0] if words else ""
