@@ -289,13 +289,13 @@ def test_a_change_reported_done_when_no_tool_changed_anything_is_checked_once(tm
         events, _, runtime = run(notes, [
             py("print(notes.read_note(key='a'))"), "Final answer: The note is deleted.",
             py("print(notes.delete_note(key='a'))"), "Final answer: Deleted."],
-            task="Read note a, then delete it.", head_start=0)
+            task="Read note a, then remove it.", head_start=0)
         checks = [o.content for o in of(events, ev.Observation) if o.content == UNCHANGED]
         assert len(checks) == 1 and runtime.agent.turns == 1
         assert of(events, ev.FinalAnswer)[0].text == "Deleted." and events[-1].tool_calls == 2
         # Once a turn; and a question, or an answer after the change, is taken as it is.
         events, _, _ = run(notes, [py("print(notes.read_note(key='a'))"), "Final answer: a",
-                                   "Final answer: b"], task="Delete note a.", head_start=0)
+                                   "Final answer: b"], task="Remove note a.", head_start=0)
         assert of(events, ev.FinalAnswer)[0].text == "b" and events[-1].steps == 3
         # After the check for unread data asked for a tool and none ran, no second check.
         events, _, _ = run(notes, ["Final answer: a", "Final answer: b"],

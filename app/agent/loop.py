@@ -257,17 +257,17 @@ class Agent:
             # ... or give up after one failed call, restating the error as the answer.
             self._error_checked = True
             return AFTER_ERROR
+        if (not self._steps_checked and self.bridge.calls
+                and (missing := missing_step(self._request, self.bridge.tools(),
+                                             self.bridge.called))):
+            # ... or leave out a step of several ("…, and commit it there").
+            self._steps_checked = self._change_checked = True
+            return missing_step_check(missing.verb, missing.calls)
         if self._answers_unchanged():
             # ... or report a change as done when no tool made it (read the file, then
             # "The version has been set to 2.0.0.").
             self._change_checked = True
             return UNCHANGED
-        if (not self._steps_checked and self.bridge.calls
-                and (missing := missing_step(self._request, self.bridge.tools(),
-                                             self.bridge.called))):
-            # ... or leave out a step of several ("…, and commit it there").
-            self._steps_checked = True
-            return missing_step_check(missing.verb, missing.calls)
         if unseen := self._unseen_names(answer):
             # ... or name files from a guess ("the first commit added README.md" after a
             # log that lists no files), and again after the code that shows them ran.
