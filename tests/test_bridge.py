@@ -238,6 +238,13 @@ def test_a_refused_value_gets_the_call_written_as_the_documentations_examples():
     with pytest.raises(BridgeError) as caught:
         bridge.call_tool("time", "get_current_time", [], {"timezone": "tokyo"})
     assert str(caught.value).endswith("time.get_current_time(timezone='Asia/Tokyo')")
+    # Examples that are IANA zones stand for every zone Python knows.
+    with pytest.raises(BridgeError) as caught:
+        bridge.call_tool("time", "convert_time", [], {
+            "source_timezone": "London", "time": "16:00", "target_timezone": "Los Angeles"})
+    assert str(caught.value).endswith(
+        "likely meant: time.convert_time(source_timezone='Europe/London', time='16:00', "
+        "target_timezone='America/Los_Angeles')")
     # Nothing fits: the examples' form.
     with pytest.raises(BridgeError) as caught:
         bridge.call_tool("time", "get_current_time", [], {"timezone": "Mars"})

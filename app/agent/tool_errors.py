@@ -10,6 +10,7 @@ the one call among them (listing the folder) and strings the texts together.
 
 from __future__ import annotations
 
+import functools
 import json
 import posixpath
 import re
@@ -231,7 +232,23 @@ def examples(tools: Tools, server: str, spec: ToolSpec, original: str) -> list[s
               for key, schema in (other.input_schema.get("properties") or {}).items()
               if isinstance(key, str) and _kind(key) == kind
               for value in _schema_examples(schema)]
-    return list(dict.fromkeys(own + others))
+    found = list(dict.fromkeys(own + others))
+    # Examples that are IANA time zones stand for all of them, which Python knows: 'Los
+    # Angeles' is none of 'America/New_York', 'Europe/London', but it is a zone's city.
+    zones = _time_zones()
+    if any("/" in value and value in zones for value in found):
+        found += sorted(zones - set(found))
+    return found
+
+
+@functools.cache
+def _time_zones() -> frozenset[str]:
+    import zoneinfo
+
+    try:
+        return frozenset(zoneinfo.available_timezones())
+    except Exception:  # no tz database on this machine: the examples alone
+        return frozenset()
 
 
 def _kind(name: str) -> str:
