@@ -196,6 +196,18 @@ def test_server_objects_list_their_tools_and_helpers_call_the_host(tools):
     assert handler.calls[-1] == ("tool_help", {"server": "git", "names": ["git_status"]})
 
 
+def test_a_server_object_the_code_assigned_is_put_back(tools):
+    box, _ = tools
+    shadowed = box.execute("for git in ['a', 'b']:\n    pass\ngit.upper()")
+    assert shadowed.status == "ok" and shadowed.stdout.rstrip() == (
+        "(`git` is the git server's object; this code set it to a str, so it is the server "
+        "again: give your own variables other names)")
+    assert "echo" in ok(box.execute("dir(git)")).value
+    deleted = box.execute("del git\n1 / 0")
+    assert "ZeroDivisionError" in deleted.error and "set it to nothing" in deleted.stdout
+    assert ok(box.execute("print(git)")).stdout.startswith("<server git")
+
+
 def test_handler_values_are_sent_as_json_and_too_large_ones_are_tool_errors(monkeypatch):
     monkeypatch.setattr(protocol, "MAX_FRAME", 10_000)  # the host's side only
     answers = {"when": lambda: {"at": frozenset([1])}, "dump": lambda: "x" * 20_000}

@@ -24,6 +24,7 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, state: WorkerState)
     filename = f"{CELL_PREFIX}{number}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     status, error, value = "ok", "", None
+    servers = {name: ns[name] for name in state.toolspace.server_names if name in ns}
     state.in_cell = True
     try:
         set_cpu_budget(limits["cpu_s"])
@@ -61,12 +62,26 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, state: WorkerState)
     finally:
         state.in_cell = False
         set_cpu_budget(None)
+    restore_servers(ns, servers)
     done = {"type": "done", "status": status, "error": error, "value": value}
     if cpu_spent(limits["cpu_s"]):
         done["restart"] = True
         done["error"] = "; ".join(filter(None, [error, "the sandbox used the CPU time it "
                                                 f"may use in all ({cpu_life()} s)"]))
     return done
+
+
+def restore_servers(ns: dict, servers: dict[str, object]) -> None:
+    """Put back a server's object that the cell's code assigned (``for time in
+    times:`` made ``time`` a str, and every later ``time.convert_time`` failed), with a
+    note that says so."""
+    for name, server in servers.items():
+        if ns.get(name) is server:
+            continue
+        kind = f"a {type(ns[name]).__name__}" if name in ns else "nothing"
+        ns[name] = server
+        print(f"(`{name}` is the {name} server's object; this code set it to {kind}, so it "
+              "is the server again: give your own variables other names)")
 
 
 def server_imports(tree: ast.Module,
