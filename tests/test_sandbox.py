@@ -360,6 +360,11 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         assert api.endswith("Hint: page is a str that holds a JSON document after a line of "
                             "text; parse it and index what that returns: import json; "
                             "data = json.loads(page[page.index('{'):])")
+        unpacked = box.execute("for line in ['08:00 standup', '13:30 design review']:\n"
+                               "    at, title = line.strip().split()").error
+        assert unpacked.endswith("Hint: the text splits into more parts than the 2 names; "
+                                 ".split(maxsplit=1) splits once and keeps the rest of the "
+                                 "text in title")
         parsed = box.execute("import json\ndata = json.loads(page)").error
         assert "JSONDecodeError" in parsed and parsed.endswith(
             "data = json.loads(page[page.index('{'):])")

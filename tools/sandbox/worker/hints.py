@@ -42,6 +42,8 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
         return json_text(exc) or (
             "Hint: that value is a str, not a dict or a list (a tool's result is often "
             "text): print() it first; for its lines use .splitlines()\n")
+    if isinstance(exc, ValueError) and str(exc).startswith("too many values to unpack"):
+        return unpack_split(exc)
     if type(exc).__name__ == "JSONDecodeError":
         # json.loads() of a fetched API's text, which starts with the server's line
         # about it: the document starts further on.
@@ -78,6 +80,26 @@ def json_text(exc: BaseException) -> str:
         return (f"Hint: {name} is a str that holds a JSON document{after}; parse it and "
                 f"index what that returns: import json; data = {where}\n")
     return ""
+
+
+def unpack_split(exc: BaseException) -> str:
+    """``time, title = line.split()`` over "13:30 design review": the line splits into
+    more parts than names; maxsplit keeps the rest of the line in the last name."""
+    import re
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if f.filename.startswith(CELL_PREFIX)]
+    line = (frames[-1].line or "") if frames else ""
+    found = re.search(r"^\s*(\w+(?:\s*,\s*\w+)+)\s*=.*\.split\((.*)\)", line)
+    if not found:
+        return ""
+    names = [n.strip() for n in found.group(1).split(",")]
+    separator = found.group(2).strip()
+    call = f"split({separator + ', ' if separator else ''}maxsplit={len(names) - 1})"
+    times = "once" if len(names) == 2 else f"{len(names) - 1} times"
+    return (f"Hint: the text splits into more parts than the {len(names)} names; "
+            f".{call} splits {times} and keeps the rest of the text in {names[-1]}\n")
 
 
 def line_values(exc: BaseException) -> Iterator[tuple[str, Any]]:
