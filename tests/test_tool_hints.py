@@ -208,3 +208,15 @@ def test_a_move_into_a_folder_gets_the_items_own_new_path(hub):
     assert seen.rstrip().endswith(
         f"Hint: destination is the new path of what moves, not the folder it goes into: "
         f"destination='{workdir}/logs/c.log'")
+
+
+def test_a_value_made_for_a_tool_and_never_given_gets_a_note(hub):
+    seen = observations(
+        hub, 'ann = {"name": "Ann Lee", "entityType": "person", "observations": []}\n'
+             'entities = [ann]\n'
+             'relations = [{"from": ann["name"], "to": "Ann Lee", "relationType": "knows"}]\n'
+             'print(memory.create_relations(relations=relations))')[0]
+    assert seen.rstrip().splitlines()[-1].startswith(
+        "Note: entities was made and not given to any call; memory.create_entities(entities: "
+        "list[")
+    assert seen.rstrip().endswith("takes it.")

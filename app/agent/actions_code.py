@@ -26,6 +26,7 @@ from deskmate.app.agent.parse import (
 )
 from deskmate.app.agent.text_fields import text_fields
 from deskmate.app.agent.unprinted import Returned, came_to_nothing, unprinted
+from deskmate.app.agent.unused import unused_note
 from deskmate.app.llm.base import ChatMessage
 from deskmate.tools.sandbox import CellResult, Limits
 from deskmate.tools.sandbox.capture import truncate_middle as truncate
@@ -49,10 +50,12 @@ class CodeActions:
 
     def __init__(self, sandbox: Sandbox,
                  objects: Callable[[], Collection[str]] = frozenset,
-                 returned: Callable[[], Sequence[Returned]] = tuple) -> None:
+                 returned: Callable[[], Sequence[Returned]] = tuple,
+                 takers: Callable[[str], Sequence[str]] = lambda name: ()) -> None:
         self.sandbox = sandbox
         self.objects = objects  # the servers' names in the sandbox, now (they can change)
         self.returned = returned  # what the running cell's tool calls returned
+        self.takers = takers  # the tools not called that take a value of a name (unused.py)
         self._cells: Counter[str] = Counter()  # this turn's cells, for the repetition guard
 
     def stop_at(self, reply: str) -> int | None:
@@ -99,6 +102,8 @@ class CodeActions:
             content += "\n" + fields
         if notes := "\n".join(dict.fromkeys(r.note for r in self.returned() if r.note)):
             content += "\n" + notes
+        if result.status == "ok" and (unused := unused_note(parsed.code, self.takers)):
+            content += "\n" + unused
         yield ev.Observation(step=step, content=content, status=result.status,
                              duration_s=result.duration_s)
         yield turn.append(ChatMessage("user", content))

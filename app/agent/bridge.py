@@ -219,6 +219,17 @@ class ToolBridge:
         return [f"{py_identifier(server)}.{sig.call_text()}" for name in names
                 for (server, tool), (_, sig) in self._tools.items() if tool == name]
 
+    def takers(self, name: str) -> list[str]:
+        """The calls of the tools, on servers this turn used, with a list or object
+        parameter called ``name``, when none of them was called this turn."""
+        used = {server for server, _ in self.called}
+        found = [(server, sig) for (server, _), (_, sig) in self._tools.items()
+                 if server in used and any(p.name == name and p.type.startswith(
+                     ("list", "dict", "{")) for p in sig.params)]
+        if any((server, sig.name) in self.called for server, sig in found):
+            return []
+        return [f"{py_identifier(server)}.{sig.call_text()}" for server, sig in found]
+
     def tools(self) -> Tools:
         """Every tool by (server, name), with its spec and signature."""
         return self._tools
