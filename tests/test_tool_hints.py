@@ -220,3 +220,13 @@ def test_a_value_made_for_a_tool_and_never_given_gets_a_note(hub):
         "Note: entities was made and not given to any call; memory.create_entities(entities: "
         "list[")
     assert seen.rstrip().endswith("takes it.")
+
+
+def test_adding_to_an_entity_never_created_names_the_tool_that_creates_it(hub):
+    seen = observations(hub, 'memory.add_observations(observations=[{"entityName": "Zed Q", '
+                             '"contents": ["tech lead"]}])')[0]
+    assert "Entity with name Zed Q not found" in seen
+    assert seen.rstrip().endswith(
+        "Hint: that entity is not there yet: create it first with memory.create_entities("
+        'entities: list[{"name": str, "entityType": str, "observations": list[str]}]), '
+        "then call add_observations again.")

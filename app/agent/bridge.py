@@ -38,6 +38,7 @@ from deskmate.app.agent.tool_errors import (
     character_hint,
     character_note,
     closest_lines,
+    create_first,
     edit_target,
     fixed_edits,
     folder_note,
@@ -375,7 +376,8 @@ class ToolBridge:
                               + value_hint(self._tools, real, spec, sig, arguments,
                                            result.text)
                               + wildcard_hint(self._tools, real, sig, arguments)
-                              + move_into_hint(spec.name, arguments, result.text))
+                              + move_into_hint(spec.name, arguments, result.text)
+                              + create_first(self._tools, real, sig.name, result.text))
         if not spec.read_only:
             self.changes += 1
         value = result.value()  # decoded from JSON: the sandbox can send it back as is

@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from deskmate.app.agent.request import name_words, singular
 from deskmate.tools.signatures import Signature, py_identifier
 from deskmate.tools.spec import ToolSpec
 
@@ -130,6 +131,27 @@ def write_first(tools: Tools, error: str, similar: str | None = None) -> str:
     if how is None:
         return ""
     return f"\nHint: that file is not in the folder yet: write it first with {how}, then add it."
+
+
+NOT_THERE = re.compile(r"not found|does not exist|doesn't exist|no such|unknown", re.I)
+CREATES = ("create", "add", "new", "make", "insert")
+
+
+def create_first(tools: Tools, server: str, tool: str, error: str) -> str:
+    """For "Entity with name Ada not found" from a tool that works on a thing that must
+    exist first (``add_observations``): the server's tool that creates that kind of
+    thing, named by a word of the error (``create_entities``). Small models add to an
+    entity they never created, then explain the error as the answer."""
+    if not NOT_THERE.search(error):
+        return ""
+    said = {singular(word.lower()) for word in re.findall(r"[A-Za-z]+", error)}
+    for (s, name), (_, sig) in tools.items():
+        words = name_words(name)
+        if (s == server and name != tool and len(words) >= 2 and words[-2] in CREATES
+                and words[-1] in said):
+            return (f"\nHint: that {words[-1]} is not there yet: create it first with "
+                    f"{py_identifier(server)}.{sig.call_text()}, then call {tool} again.")
+    return ""
 
 
 def character_hint(arguments: Mapping[str, Any]) -> str:
