@@ -133,7 +133,7 @@ def write_first(tools: Tools, error: str, similar: str | None = None) -> str:
     return f"\nHint: that file is not in the folder yet: write it first with {how}, then add it."
 
 
-NOT_THERE = re.compile(r"not found|does not exist|doesn't exist|no such|unknown", re.I)
+NOT_THERE = re.compile(r"not found|does not exist|doesn't exist", re.I)
 CREATES = ("create", "add", "new", "make", "insert")
 
 
@@ -142,8 +142,8 @@ def create_first(tools: Tools, server: str, tool: str, error: str) -> str:
     exist first (``add_observations``): the server's tool that creates that kind of
     thing, named by a word of the error (``create_entities``). Small models add to an
     entity they never created, then explain the error as the answer."""
-    if not NOT_THERE.search(error):
-        return ""
+    if not NOT_THERE.search(error) or MISSING_PATH.search(error):
+        return ""  # (a missing path has the path hints: list the folder, make it)
     said = {singular(word.lower()) for word in re.findall(r"[A-Za-z]+", error)}
     for (s, name), (_, sig) in tools.items():
         words = name_words(name)
