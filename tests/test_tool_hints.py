@@ -180,8 +180,7 @@ def test_records_whose_values_no_tool_returned_get_a_note(hub):
         'memory.create_entities(entities=[{"name": "Owen Price", "entityType": "person", '
         '"observations": ["Site Reliability Engineer"]}])')
     assert invented.rstrip().endswith(
-        "Note: memory.create_entities was given 'Alice Stone', 'person', 'Data Scientist', "
-        "found in "
+        "Note: memory.create_entities was given 'Alice Stone', 'Data Scientist', found in "
         "no tool's result this turn nor in the request. If they were to come from the "
         "data, they are made up: take them from what filesystem.read_text_file returned.")
     assert "Note:" not in copied

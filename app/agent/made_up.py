@@ -10,7 +10,8 @@ result they should have come from. It is a note, not a refusal: a value from the
 model's own knowledge (a capital, a planet) is allowed, and the note says "if".
 
 Top-level texts (a file's content, a commit message) are not checked: they are
-written, not copied. Neither are short or word-less values (ids, numbers, dates).
+written, not copied. Neither are word-less values (ids, numbers, dates), nor a record's
+kind (``entityType``, ``status``: the model classifies).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Any
 WORD = re.compile(r"[^\W\d_]{3,}")  # a word of three letters or more, in any script
 MAX_CHARS = 60  # longer values are written text, not copied data
 SHOWN = 4
+# Keys whose values classify a record rather than copy data into it.
+CLASSIFIES = re.compile(r"(?:type|kind|category|label|tags?|status|priority)$", re.I)
 
 
 def made_up_note(call: str, arguments: Mapping[str, Any], known: str,
@@ -57,8 +60,10 @@ def _inside(value: Any, in_record: bool) -> Iterator[str]:
                 and WORD.search(value) and "/" not in value):
             yield value
     elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _inside(item, in_record=True)
+        for key, item in value.items():
+            # A record's kind ("entityType": "person") is the model's to choose.
+            if not (isinstance(key, str) and CLASSIFIES.search(key)):
+                yield from _inside(item, in_record=True)
     elif isinstance(value, list | tuple):
         for item in value:
             yield from _inside(item, in_record)
