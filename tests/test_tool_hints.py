@@ -229,3 +229,24 @@ def test_adding_to_an_entity_never_created_names_the_tool_that_creates_it(hub):
         "Hint: that entity is not there yet: create it first with memory.create_entities("
         'entities: list[{"name": str, "entityType": str, "observations": list[str]}]), '
         "then call add_observations again.")
+
+
+def test_an_answer_right_after_the_made_up_note_is_checked_once(hub):
+    from deskmate.app.agent.parse import AFTER_MADE_UP
+
+    workdir = hub[1]
+    (workdir / "crew.md").write_text("## Nia Holt\n\nQA lead\n")
+    cell = (f'crew = filesystem.read_text_file(path="{workdir}/crew.md")\n'
+            'memory.create_entities(entities=[{"name": "Bob Ray", "entityType": "person", '
+            '"observations": ["Designer"]}])')
+    replies = [f"```python\n{cell}\n```", "Final answer: No one was added.",
+               "Final answer: Done."]
+    runtime = build_agent(ScriptedModel(replies), hub=hub[0], policy=Policy(yes_all=True))
+    try:
+        events = list(runtime.agent.run("Store the people of crew.md in memory."))
+    finally:
+        runtime.sandbox.close()
+    seen = [e.content for e in events if isinstance(e, ev.Observation)]
+    assert "Note: memory.create_entities was given 'Bob Ray', 'Designer'," in seen[0]
+    assert seen[1] == AFTER_MADE_UP
+    assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["Done."]

@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions import Actions, Stop, Turn
 from deskmate.app.agent.bridge import CallContext, ToolBridge
+from deskmate.app.agent.made_up import MADE_UP
 from deskmate.app.agent.missing_step import missing_step
 from deskmate.app.agent.parse import (
     AFTER_ERROR,
+    AFTER_MADE_UP,
     ECHOED,
     OUTPUT_PREFIX,
     TOOLS_FOUND,
@@ -132,6 +134,7 @@ class Agent:
         self._urls_checked = False  # the check of an answer before the request's URL opened
         self._reads_checked = False  # the check of an answer about files only listed
         self._steps_checked = False  # the check of an answer with a change not made
+        self._made_up_checked = False  # the check of an answer after a made-up note
         self._echoes = 0  # answers this turn that copied an error's report
         self._turn_start = 0  # where this turn's messages start in the transcript
 
@@ -159,6 +162,7 @@ class Agent:
         self._error_checked = self._change_checked = self._names_rechecked = False
         self._names_checked_at = None
         self._urls_checked = self._reads_checked = self._steps_checked = False
+        self._made_up_checked = False
         self._echoes = 0
         status: ev.TurnStatus = "max_steps"
         try:
@@ -253,6 +257,10 @@ class Agent:
             # look at the tools' results in it would otherwise pass as read).
             self._echoes += 1
             return ECHOED
+        if not self._made_up_checked and self._after_made_up():
+            # ... or answer right after the note that the code stored made-up values.
+            self._made_up_checked = True
+            return AFTER_MADE_UP
         if self._answers_after_error(answer):
             # ... or give up after one failed call, restating the error as the answer.
             self._error_checked = True
@@ -324,6 +332,11 @@ class Agent:
                   or (m.role == "tool" and m.content.startswith("Error:"))]
         lines = [line.strip() for line in text.splitlines() if len(line.strip()) >= ECHO_CHARS]
         return any(line in output for line in lines for output in failed)
+
+    def _after_made_up(self) -> bool:
+        last = self.transcript[-1] if self.transcript else None
+        return (last is not None and last.role in ("user", "tool")
+                and MADE_UP in last.content)
 
     def _answers_after_error(self, answer: FinalAnswer) -> bool:
         """A final answer right after a cell that failed, or that copies an error's

@@ -23,6 +23,8 @@ from typing import Any
 WORD = re.compile(r"[^\W\d_]{3,}")  # a word of three letters or more, in any script
 MAX_CHARS = 60  # longer values are written text, not copied data
 SHOWN = 4
+# What the note says of the values (the loop reads it: an answer right after it is checked).
+MADE_UP = ", found in no tool's result this turn nor in the request. "
 # Keys whose values classify a record rather than copy data into it.
 CLASSIFIES = re.compile(r"(?:type|kind|category|label|tags?|status|priority)$", re.I)
 
@@ -42,9 +44,8 @@ def made_up_note(call: str, arguments: Mapping[str, Any], known: str,
     shown = ", ".join(repr(value) for value in missing[:SHOWN])
     more = f" and {len(missing) - SHOWN} more" if len(missing) > SHOWN else ""
     where = " or ".join(dict.fromkeys(sources[-2:]))
-    return (f"Note: {call} was given {shown}{more}, found in no tool's result this turn "
-            f"nor in the request. If they were to come from the data, they are made up: "
-            f"take them from what {where} returned.")
+    return (f"Note: {call} was given {shown}{more}{MADE_UP}If they were to come from the "
+            f"data, they are made up: take them from what {where} returned.")
 
 
 def record_values(arguments: Mapping[str, Any]) -> Iterator[str]:
