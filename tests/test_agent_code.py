@@ -470,7 +470,7 @@ def test_an_answer_read_from_a_failed_cells_look_at_its_results_is_taken(hub):
     assert "right after an error" in of(events, ev.Observation)[-1].content
 
 
-def test_an_answer_right_after_a_failed_cell_is_checked_once(hub):
+def test_an_answer_right_after_a_failed_cell_is_checked_twice(hub):
     # Small models restate the error as the answer; once a turn the loop asks for the fix.
     events, _, runtime = run(hub, [
         py("toy.add(a='one', b=2)"), "Final answer: the call failed.",
@@ -486,10 +486,11 @@ def test_an_answer_right_after_a_failed_cell_is_checked_once(hub):
         "Final answer: Error: Traceback (most recent call last): ...", "Final answer: 1"])
     assert "right after an error" in of(events, ev.Observation)[-1].content
     assert of(events, ev.FinalAnswer)[0].text == "1"
-    # Once a turn: the second answer after another failure is taken.
+    # Twice a turn (a fix that failed again is checked too); the third answer is taken.
     events, _, _ = run(hub, [py("toy.add(a='x', b=2)"), "Final answer: a",
-                             py("toy.add(a='y', b=2)"), "Final answer: b"])
-    assert of(events, ev.FinalAnswer)[0].text == "b" and events[-1].steps == 4
+                             py("toy.add(a='y', b=2)"), "Final answer: b",
+                             py("toy.add(a='z', b=2)"), "Final answer: c"], max_steps=8)
+    assert of(events, ev.FinalAnswer)[0].text == "c" and events[-1].steps == 6
 
 
 def test_a_failed_cells_output_written_back_as_the_answer_is_sent_back_twice(hub):

@@ -71,6 +71,7 @@ from deskmate.tools.sandbox import SandboxError
 if TYPE_CHECKING:
     from deskmate.app.agent.experience import Experience
 
+MAX_AFTER_ERROR = 2  # checks of an answer right after a failed cell, a turn
 MAX_ECHOES = 2  # answers a turn that copy an error's report and are sent back (ECHOED)
 TRACEBACK_HEAD = "Traceback (most recent call last)"
 ECHO_CHARS = 24  # a line of an answer this long, found in a failed output, copies it
@@ -125,7 +126,9 @@ class Agent:
         self._request, self._checked = "", False  # this turn's task; its check was made
         # Solved earlier requests to show one of as an example (code mode); None: none.
         self.experience: Experience | None = None
-        self._error_checked = False  # the check of an answer right after an error was made
+        # Checks of an answer right after an error this turn (a second follows a fix
+        # that failed again: the check reads the last cell's output).
+        self._error_checks = 0
         self._change_checked = False  # the check of an answer that changed nothing was made
         # The calls that had run when an answer naming unseen files was checked; None: not
         # checked this turn. A second check needs a call since (the files then shown).
@@ -159,7 +162,8 @@ class Agent:
                                          cancel=turn.interrupt(), said=self._said))
         self.actions.new_turn()
         self._request, self._checked = task, False
-        self._error_checked = self._change_checked = self._names_rechecked = False
+        self._change_checked = self._names_rechecked = False
+        self._error_checks = 0
         self._names_checked_at = None
         self._urls_checked = self._reads_checked = self._steps_checked = False
         self._made_up_checked = False
@@ -263,7 +267,7 @@ class Agent:
             return AFTER_MADE_UP
         if self._answers_after_error(answer):
             # ... or give up after one failed call, restating the error as the answer.
-            self._error_checked = True
+            self._error_checks += 1
             return AFTER_ERROR
         if (not self._steps_checked and self.bridge.calls
                 and (missing := missing_step(self._request, self.bridge.tools(),
@@ -340,8 +344,8 @@ class Agent:
 
     def _answers_after_error(self, answer: FinalAnswer) -> bool:
         """A final answer right after a cell that failed, or that copies an error's
-        report, once a turn."""
-        if self._error_checked or not self.transcript:
+        report, twice a turn."""
+        if self._error_checks >= MAX_AFTER_ERROR or not self.transcript:
             return False
         last = self.transcript[-1]
         if last.role == "user" and failed_output(last.content):
