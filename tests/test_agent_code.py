@@ -491,6 +491,9 @@ def test_an_answer_right_after_a_failed_cell_is_checked_twice(hub):
                              py("toy.add(a='y', b=2)"), "Final answer: b",
                              py("toy.add(a='z', b=2)"), "Final answer: c"], max_steps=8)
     assert of(events, ev.FinalAnswer)[0].text == "c" and events[-1].steps == 6
+    # No check with fewer than two steps left (code, then an answer): the answer is taken.
+    events, _, _ = run(hub, [py("toy.add(a='x', b=2)"), "Final answer: a"], max_steps=3)
+    assert of(events, ev.FinalAnswer)[0].text == "a" and events[-1].steps == 2
 
 
 def test_a_failed_cells_output_written_back_as_the_answer_is_sent_back_twice(hub):

@@ -199,7 +199,9 @@ class Agent:
         """Query the model, then execute the action in its reply; True: it answered."""
         self.bridge.new_step(step)
         reply = yield from self._query(step, turn, tally)
-        check = self._check(reply)
+        # A check wants code, then an answer: with fewer steps left than that, the answer
+        # given is worth more than a turn that ends at max_steps with none.
+        check = self._check(reply) if step < self.limits.max_steps - 1 else ""
         if check:
             yield turn.append(ChatMessage("assistant", reply))
             yield ev.Observation(step=step, content=check, status="error", duration_s=0.0)
