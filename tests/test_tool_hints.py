@@ -232,7 +232,7 @@ def test_adding_to_an_entity_never_created_names_the_tool_that_creates_it(hub):
 
 
 def test_an_answer_right_after_the_made_up_note_is_checked_once(hub):
-    from deskmate.app.agent.parse import AFTER_MADE_UP
+    from deskmate.app.agent.parse import AFTER_NOTE
 
     workdir = hub[1]
     (workdir / "crew.md").write_text("## Nia Holt\n\nQA lead\n")
@@ -248,5 +248,5 @@ def test_an_answer_right_after_the_made_up_note_is_checked_once(hub):
         runtime.sandbox.close()
     seen = [e.content for e in events if isinstance(e, ev.Observation)]
     assert "Note: memory.create_entities was given 'Bob Ray', 'Designer'," in seen[0]
-    assert seen[1] == AFTER_MADE_UP
+    assert seen[1] == AFTER_NOTE
     assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["Done."]

@@ -25,6 +25,7 @@ READ_ALL = re.compile(r"^(read|list|get_all|dump|export)", re.I)
 # Its description says it gives everything ("Read the entire knowledge graph"; not
 # "list the directories this server is allowed to access").
 WHOLE = re.compile(r"\b(?:entire|whole|all|every|everything)\b", re.I)
+FOUND_NOTHING = " found nothing. "  # the note's words (loop.py reads them)
 EMPTY_TEXTS = {"", "[]", "{}", "null", "none", "no results", "no matches", "not found"}
 
 
@@ -69,7 +70,7 @@ def empty_note(tools: Tools, server: str, sig: Signature, arguments: Mapping[str
                    if s == server and other.name != sig.name
                    and READ_ALL.search(other.name) and WHOLE.search(spec.description or "")
                    and not any(p.required for p in other.params)), None)
-    return (f"Note: {py_identifier(server)}.{sig.name}({param.name}={text!r}) found nothing. "
+    return (f"Note: {py_identifier(server)}.{sig.name}({param.name}={text!r}){FOUND_NOTHING}"
             "Searches often match single words or names, not sentences: before answering "
             "that nothing exists, search again with one name or word from the request"
             + (f", or read everything with {reader}." if reader else "."))

@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions import Actions, Stop, Turn
 from deskmate.app.agent.bridge import CallContext, ToolBridge
+from deskmate.app.agent.empty_result import FOUND_NOTHING
 from deskmate.app.agent.made_up import MADE_UP
 from deskmate.app.agent.missing_step import missing_step
 from deskmate.app.agent.parse import (
     AFTER_ERROR,
-    AFTER_MADE_UP,
+    AFTER_NOTE,
     ECHOED,
     OUTPUT_PREFIX,
     TOOLS_FOUND,
@@ -55,8 +56,9 @@ from deskmate.app.agent.request import (
     names_user_data,
     web_addresses,
 )
-from deskmate.app.agent.tool_errors import READ_FILE_TOOLS
+from deskmate.app.agent.tool_errors import ONE_CHARACTER, READ_FILE_TOOLS
 from deskmate.app.agent.unprinted import looked_at
+from deskmate.app.agent.unused import NOT_GIVEN
 from deskmate.app.llm.base import (
     ChatMessage,
     ChatModel,
@@ -71,6 +73,8 @@ from deskmate.tools.sandbox import SandboxError
 if TYPE_CHECKING:
     from deskmate.app.agent.experience import Experience
 
+# What the notes after a cell say (an answer right after one is checked once a turn).
+NOTES = (MADE_UP, NOT_GIVEN, ONE_CHARACTER, FOUND_NOTHING)
 MAX_AFTER_ERROR = 2  # checks of an answer right after a failed cell, a turn
 MAX_ECHOES = 2  # answers a turn that copy an error's report and are sent back (ECHOED)
 TRACEBACK_HEAD = "Traceback (most recent call last)"
@@ -137,7 +141,7 @@ class Agent:
         self._urls_checked = False  # the check of an answer before the request's URL opened
         self._reads_checked = False  # the check of an answer about files only listed
         self._steps_checked = False  # the check of an answer with a change not made
-        self._made_up_checked = False  # the check of an answer after a made-up note
+        self._note_checked = False  # the check of an answer right after a note
         self._echoes = 0  # answers this turn that copied an error's report
         self._turn_start = 0  # where this turn's messages start in the transcript
 
@@ -166,7 +170,7 @@ class Agent:
         self._error_checks = 0
         self._names_checked_at = None
         self._urls_checked = self._reads_checked = self._steps_checked = False
-        self._made_up_checked = False
+        self._note_checked = False
         self._echoes = 0
         status: ev.TurnStatus = "max_steps"
         try:
@@ -263,10 +267,11 @@ class Agent:
             # look at the tools' results in it would otherwise pass as read).
             self._echoes += 1
             return ECHOED
-        if not self._made_up_checked and self._after_made_up():
-            # ... or answer right after the note that the code stored made-up values.
-            self._made_up_checked = True
-            return AFTER_MADE_UP
+        if not self._note_checked and self._after_note():
+            # ... or answer right after a note that says what is still wrong (made-up
+            # values, a value never given to its tool, a search with a sentence).
+            self._note_checked = True
+            return AFTER_NOTE
         if self._answers_after_error(answer):
             # ... or give up after one failed call, restating the error as the answer.
             self._error_checks += 1
@@ -339,10 +344,10 @@ class Agent:
         lines = [line.strip() for line in text.splitlines() if len(line.strip()) >= ECHO_CHARS]
         return any(line in output for line in lines for output in failed)
 
-    def _after_made_up(self) -> bool:
+    def _after_note(self) -> bool:
         last = self.transcript[-1] if self.transcript else None
         return (last is not None and last.role in ("user", "tool")
-                and MADE_UP in last.content)
+                and any(marker in last.content for marker in NOTES))
 
     def _answers_after_error(self, answer: FinalAnswer) -> bool:
         """A final answer right after a cell that failed, or that copies an error's

@@ -51,11 +51,12 @@ UNREAD_DATA = ("That answer came before any tool returned data. Write the code t
 AFTER_ERROR = ("That answer came right after an error, so it is not from the data. Read the "
                "error, fix the code (another tool, or the arguments the signature names) "
                "and run it; then answer from its output.")
-# The check of a final answer right after a note that records were given values nothing
-# returned (made_up.py), once a turn (app/agent/loop.py).
-AFTER_MADE_UP = ("That answer comes right after a note that the code stored values no tool "
-                 "returned. Print what the tool returned, take the values from it, and make "
-                 "the change with those; then answer.")
+# The check of a final answer right after a note on the last cell (made-up values, a
+# value built and never given, a one-character text, a search that found nothing), once a
+# turn (app/agent/loop.py).
+AFTER_NOTE = ("That answer comes right after a note on what the code did (above), which says "
+              "what is still wrong or missing. Act on it first: write the code it points to "
+              "and print the result; then answer.")
 # Answers a final answer that copies an error's report (a traceback, "Error: ..."),
 # twice a turn at most (app/agent/loop.py): after the check above, small models often
 # write the failed cell's output back, and that is never the user's answer.
@@ -157,7 +158,7 @@ def is_feedback(content: str) -> bool:
             or names_check(content)
             or any(check in content.split("\n", 1)[0] for check in (UNOPENED, UNREAD_FILES))
             or content in (EMPTY_REPLY, EMPTY_CODE, EMPTY_ANSWER, UNREAD_DATA, AFTER_ERROR,
-                           AFTER_MADE_UP,
+                           AFTER_NOTE,
                            ECHOED, UNCHANGED))
 
 

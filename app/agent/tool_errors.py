@@ -191,7 +191,8 @@ def move_into_hint(tool: str, arguments: Mapping[str, Any], error: str) -> str:
             f"{key}={meant!r}")
 
 
-TEXT_WORDS = ("content", "contents", "text", "body", "message", "data")
+ONE_CHARACTER = ", a single character or none. "  # the note's words (loop.py reads them)
+TEXT_WORDS = ("content", "contents", "body")  # what a write tool writes (not a search's text)
 
 
 def character_note(call: str, arguments: Mapping[str, Any]) -> str:
@@ -201,7 +202,7 @@ def character_note(call: str, arguments: Mapping[str, Any]) -> str:
     for key, value in arguments.items():
         if key.lower().endswith(TEXT_WORDS) and isinstance(value, str) and len(
                 value.strip()) <= 1:
-            return (f"Note: {call} was given {key}={value!r}, a single character or none. "
+            return (f"Note: {call} was given {key}={value!r}{ONE_CHARACTER}"
                     "Indexing a text (text[-1]) gives one character, not a line: for its "
                     "lines use text.splitlines() (the last: text.strip().splitlines()[-1]).")
     return ""

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 
+NOT_GIVEN = " was made and not given to any call; "  # the note's words (loop.py reads them)
+
 
 def unread_names(code: str) -> list[str]:
     """The names the cell assigns (at any depth) and never reads, in order."""
@@ -36,6 +38,6 @@ def unused_note(code: str, takers: Callable[[str], Sequence[str]]) -> str:
     lines = []
     for name in unread_names(code):
         if calls := takers(name):
-            lines.append(f"Note: {name} was made and not given to any call; "
+            lines.append(f"Note: {name}{NOT_GIVEN}"
                          f"{' or '.join(calls[:2])} takes it.")
     return "\n".join(lines)
