@@ -31,10 +31,17 @@ def test_the_commit_a_request_asked_for_and_no_tool_made():
 
 
 def test_tools_whose_name_the_request_does_not_say_or_whose_server_was_not_used():
-    # "create CHANGELOG.md" is not create_directory; memory was not used this turn; the
-    # hash "of the last commit" is not a change.
+    # "create CHANGELOG.md" is not create_directory; the hash "of the last commit" is not
+    # a change; a server not used counts when the tool's object is said too.
     request = "Create CHANGELOG.md in /r, then tell me the hash of the last commit."
     assert missing_step(request, tools(), [("filesystem", "write_file")]) is None
     assert missing_step("Create the entities for Ann.", tools(),
-                        [("filesystem", "write_file")]) is None
+                        [("filesystem", "write_file")]) == MissingStep(
+        "create", ("memory.create_entities(repo_path: str)",))
     assert missing_step("Move a.txt to b.txt.", tools(), []) is None
+    # Another server's tool with its object said: the file the time was to be written to.
+    assert missing_step("Convert 16:00 to Los Angeles time. Write it into the file /w/m.txt.",
+                        tools(), [("time", "convert_time")]) == MissingStep(
+        "write", ("filesystem.write_file(repo_path: str)",))
+    assert missing_step("Convert 16:00, then add a line to /w/m.txt.", tools(),
+                        [("time", "convert_time")]) is None

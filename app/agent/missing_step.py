@@ -3,8 +3,8 @@
 Asked to create a branch, switch to it, add a file "and commit it there", a small model
 made the branch, switched and added the file, then answered "Switched to branch 'docs'":
 the commit never ran. The request's change verbs (at the start of a clause: "…, and
-commit it") are matched against the tools of the servers the turn used whose every
-name word the request says (``git_commit``: commit; ``git_create_branch``: create,
+commit it") are matched against the tools whose every name word the request says (of the
+servers the turn used, or, on another server, with an object in the name: write_file) (``git_commit``: commit; ``git_create_branch``: create,
 branch; not ``create_directory`` for "create CHANGELOG.md"): a verb none of whose tools
 ran this turn is a step still missing.
 """
@@ -39,8 +39,10 @@ def missing_step(request: str, tools: Tools,
     missing: dict[str, list[str]] = {}
     for (server, name), (_, sig) in tools.items():
         words = _words(server, name)
-        if (server in used and words and words[0] in verbs and words[0] not in done
-                and set(words) <= said):
+        # A server the turn has not used needs the tool's object said too (write_file for
+        # "write … into the file"; not git_add for "add a line").
+        if ((server in used or len(words) >= 2) and words and words[0] in verbs
+                and words[0] not in done and set(words) <= said):
             missing.setdefault(words[0], []).append(f"{py_identifier(server)}.{sig.call_text()}")
     verb = next(iter(missing), None)
     return None if verb is None else MissingStep(verb, tuple(missing[verb]))
