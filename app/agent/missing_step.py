@@ -3,9 +3,10 @@
 Asked to create a branch, switch to it, add a file "and commit it there", a small model
 made the branch, switched and added the file, then answered "Switched to branch 'docs'":
 the commit never ran. The request's change verbs (at the start of a clause: "…, and
-commit it") are matched against the tools whose every name word the request says (of the
-servers the turn used, or, on another server, with an object in the name: write_file) (``git_commit``: commit; ``git_create_branch``: create,
-branch; not ``create_directory`` for "create CHANGELOG.md"): a verb none of whose tools
+commit it") are matched against the tools whose every name word the request says
+(``git_commit``: commit; ``git_create_branch``: create, branch; not ``create_directory``
+for "create CHANGELOG.md"), on the servers the turn used, or on another with an object in
+the name (``write_file`` for "write … into the file"): a verb none of whose tools
 ran this turn is a step still missing.
 """
 
