@@ -29,7 +29,7 @@ from deskmate.app.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from deskmate.app.agent.made_up import made_up_note
+from deskmate.app.agent.made_up import made_up_note, record_values
 from deskmate.app.agent.tool_errors import (
     PATH_WORDS,
     READ_FILE_TOOLS,
@@ -394,8 +394,9 @@ class ToolBridge:
     def _made_up(self, name: str, arguments: dict[str, Any]) -> str:
         """The note for records given values found nowhere (made_up.py), once a step;
         read before this call's own result, which often repeats what it was given."""
-        if self._made_up_step == self.context.step:
-            return ""
+        if (self._made_up_step == self.context.step or not self._sources
+                or not any(record_values(arguments))):
+            return ""  # (the transcript is joined only for a call given records)
         known = "\n".join([self.context.said().lower(), *self._results])
         note = made_up_note(name, arguments, known, self._sources)
         if note:

@@ -277,8 +277,8 @@ def _time_zones() -> frozenset[str]:
 def _kind(name: str) -> str:
     """The last word of a parameter's name, which says what kind of value it is
     (``source_timezone``, ``targetTimezone``: timezone)."""
-    words = re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)
-    return words[-1].lower() if words else name.lower()
+    words = name_words(name)
+    return words[-1] if words else name.lower()
 
 
 def _schema_examples(schema: Any) -> list[str]:

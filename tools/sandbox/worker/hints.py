@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .regex_miss import regex_miss
+from .regex_miss import failing_cell_line, regex_miss
 from .state import CELL_PREFIX, Toolspace
 
 # Modules small models reach for to get at the web: the sandbox has no network.
@@ -109,14 +109,11 @@ def line_values(exc: BaseException) -> Iterator[tuple[str, Any]]:
     import linecache
     import re
 
-    tb, frame, line = exc.__traceback__, None, ""
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename.startswith(CELL_PREFIX):
-            frame = tb.tb_frame
-            line = linecache.getline(frame.f_code.co_filename, tb.tb_lineno)
-        tb = tb.tb_next
-    if frame is None:
+    found = failing_cell_line(exc)
+    if found is None:
         return
+    frame, lineno = found
+    line = linecache.getline(frame.f_code.co_filename, lineno)
     for name in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", line)):
         if name in frame.f_locals:
             yield name, frame.f_locals[name]

@@ -31,7 +31,7 @@ TAG_SIGNS = frozenset("<>/=\"'")
 def regex_miss(exc: BaseException) -> str:
     """A hint naming the cell's first pattern (up to the failing line) that matches
     nothing in the text it searched, with the text's lines closest to it; or ""."""
-    found = _failing_cell_line(exc)
+    found = failing_cell_line(exc)
     if found is None:
         return ""
     frame, lineno = found
@@ -61,7 +61,7 @@ def regex_miss(exc: BaseException) -> str:
     return ""
 
 
-def _failing_cell_line(exc: BaseException) -> tuple[FrameType, int] | None:
+def failing_cell_line(exc: BaseException) -> tuple[FrameType, int] | None:
     """The innermost frame of a cell in the traceback and its line."""
     tb, found = exc.__traceback__, None
     while tb is not None:
