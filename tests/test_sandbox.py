@@ -343,8 +343,18 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         assert "KeyError: 'city'" in key and "print() the value to see the keys" in key
         box.execute("graph = {'entities': [{'name': 'Marta', 'entityType': 'person'}]}")
         named = box.execute("for node in graph['entities']:\n    print(node['city'])").error
-        assert named.endswith("Hint: node has no key 'city'; its keys are 'name', "
-                              "'entityType'")
+        assert named.endswith("Hint: node has no key 'city'; its keys are 'name' "
+                              "('Marta'), 'entityType' ('person')")
+        # The dict the line indexed with the missing key, not the first name on the line;
+        # the key likely meant, written as the index to copy.
+        box.execute("result = {'target': {'timezone': 'Asia/Tokyo', 'datetime': "
+                    "'2026-12-03T23:30:00+09:00'}, 'time_difference': '+14.0h'}")
+        nested = box.execute('print(result["target"]["time"])').error
+        assert nested.endswith("Hint: result['target'] has no key 'time'; its keys are "
+                               "'timezone' ('Asia/Tokyo'), 'datetime' "
+                               "('2026-12-03T23:30:00+09:00')")
+        cased = box.execute('print(result["target"]["Date Time"])').error
+        assert cased.endswith("likely meant result['target']['datetime']")
         # Raised inside a library: its variables are not the model's (string.py's
         # `mapping` here), so the general hint, not a name the code never wrote.
         inside = box.execute("import string\nstring.Template('$x').substitute({})").error

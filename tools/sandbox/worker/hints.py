@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .regex_miss import failing_cell_line, regex_miss
+from .regex_miss import failing_cell_line, regex_miss, value_of
 from .state import CELL_PREFIX, Toolspace
 
 # Modules small models reach for to get at the web: the sandbox has no network.
@@ -56,14 +56,89 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
 
 def dict_keys(exc: KeyError) -> str:
     """The keys the dict that lacked the key has, named: "print it to see" is advice a
-    small model skips, and it guesses the next key ('city', then 'location', then 'city')."""
-    for name, value in line_values(exc):
-        if isinstance(value, dict) and exc.args[0] not in value:
-            keys = ", ".join(repr(key) for key in list(value)[:12])
-            more = f" and {len(value) - 12} more" if len(value) > 12 else ""
-            return (f"Hint: {name} has no key {exc.args[0]!r}; its keys are {keys}{more}\n"
-                    if value else f"Hint: {name} is an empty dict\n")
-    return ""
+    small model skips, and it guesses the next key ('city', then 'location', then 'city').
+    The dict is the one the failing line indexed with that key (``result["target"]`` in
+    ``result["target"]["time"]``, not ``result``), with a short look at its values and
+    the key the model likely meant, written as the index to copy."""
+    key = exc.args[0]
+    found = indexed_dict(exc, key)
+    if found is None:
+        found = next(((name, value) for name, value in line_values(exc)
+                      if isinstance(value, dict) and key not in value), None)
+    if found is None:
+        return ""
+    name, value = found
+    if not value:
+        return f"Hint: {name} is an empty dict\n"
+    shown = ", ".join(_key_and_value(k, v) for k, v in list(value.items())[:KEYS_SHOWN])
+    more = f" and {len(value) - KEYS_SHOWN} more" if len(value) > KEYS_SHOWN else ""
+    close = close_key(key, list(value))
+    meant = f"; likely meant {name}[{close!r}]" if close is not None else ""
+    return f"Hint: {name} has no key {key!r}; its keys are {shown}{more}{meant}\n"
+
+
+KEYS_SHOWN = 12
+VALUE_CHARS = 40
+
+
+def _key_and_value(key: object, value: object) -> str:
+    """``'datetime'`` with its value when that is short and plain (a str, a number), so
+    the key that holds what the request asks for shows itself."""
+    if isinstance(value, str | int | float | bool) and len(repr(value)) <= VALUE_CHARS:
+        return f"{key!r} ({value!r})"
+    return repr(key)
+
+
+def close_key(key: object, keys: list[object]) -> object | None:
+    """The one key that is ``key`` written otherwise (another case, ``_`` for a space),
+    holds it as a word part ('datetime' for 'time'), or is spelled closest; None when no
+    key is, or two are equally."""
+    if not isinstance(key, str):
+        return None
+    texts = [k for k in keys if isinstance(k, str)]
+    plain = [k for k in texts if _plain(k) == _plain(key)]
+    if len(plain) == 1:
+        return plain[0]
+    holding = [k for k in texts if key.lower() in k.lower() or k.lower() in key.lower()]
+    if len(holding) == 1:
+        return holding[0]
+    import difflib
+
+    ratios = sorted(((difflib.SequenceMatcher(None, key.lower(), k.lower()).ratio(), k)
+                     for k in texts), reverse=True)
+    if ratios and ratios[0][0] >= 0.75 and (len(ratios) == 1 or ratios[1][0] < ratios[0][0]):
+        return ratios[0][1]
+    return None
+
+
+def _plain(text: str) -> str:
+    return text.lower().replace("_", "").replace("-", "").replace(" ", "")
+
+
+def indexed_dict(exc: BaseException, key: object) -> tuple[str, dict] | None:
+    """The expression the failing line indexed with ``key``, written as the code wrote
+    it, and its value, when that is a dict without the key; read from variables and
+    constant indexes only (nothing that would call a tool again)."""
+    import ast
+    import linecache
+
+    found = failing_cell_line(exc)
+    if found is None:
+        return None
+    frame, lineno = found
+    try:
+        tree = ast.parse("".join(linecache.getlines(frame.f_code.co_filename)))
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and node.slice.value == key
+                and node.lineno <= lineno <= (node.end_lineno or node.lineno)):
+            continue
+        value = value_of(node.value, frame)
+        if isinstance(value, dict) and key not in value:
+            return ast.unparse(node.value), value
+    return None
 
 
 def json_text(exc: BaseException) -> str:

@@ -48,7 +48,7 @@ def regex_miss(exc: BaseException) -> str:
         pattern, target = _pattern_and_target(call)
         if pattern is None or target is None:
             continue
-        text = _value(target, frame)
+        text = value_of(target, frame)
         if not isinstance(text, str) or not text.strip():
             continue
         try:
@@ -87,7 +87,7 @@ def _pattern_and_target(call: ast.Call) -> tuple[str | None, ast.expr | None]:
     return pattern.value, target
 
 
-def _value(node: ast.expr, frame: FrameType) -> object:
+def value_of(node: ast.expr, frame: FrameType) -> object:
     """A variable's value, or a constant index into one (``page["content"]``): nothing
     that would call code (a tool) again."""
     if isinstance(node, ast.Name):
@@ -95,7 +95,7 @@ def _value(node: ast.expr, frame: FrameType) -> object:
             return frame.f_locals[node.id]
         return frame.f_globals.get(node.id)
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-        container = _value(node.value, frame)
+        container = value_of(node.value, frame)
         try:
             return container[node.slice.value]  # type: ignore[index]
         except (KeyError, IndexError, TypeError):
