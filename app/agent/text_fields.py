@@ -9,6 +9,7 @@ tools' text results that start with a key the code used (``Message:`` for
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 
@@ -36,10 +37,56 @@ def text_fields(code: str, error: str, returned: Sequence[Returned]) -> str:
             label = re.escape(key).replace("_", "[ _]").replace(r"\ ", "[ _]")
             found = re.search(rf"^[ \t]*({label})[ \t]*:[ \t]*(\S.*)$", item.value, re.M | re.I)
             if found:
+                search = f"re.search(r'^{found.group(1)}: (.*)$', {{}}, re.M).group(1)"
+                rewritten = failing_line_rewritten(code, error, item.call, key, search)
                 lines.append(f"{item.call} returns text, not a dict; its line "
                              f"{found.group(0).strip()!r} holds the {key!r} value: "
-                             f"text = {item.call}(...), then "
-                             f"re.search(r'^{found.group(1)}: (.*)$', text, re.M).group(1)")
+                             + (f"write the line that failed as\nimport re\n{rewritten}"
+                                if rewritten else
+                                f"text = {item.call}(...), then " + search.format("text")))
         if len(lines) >= MAX_FIELDS:
             break
     return "Hint: " + "\n".join(lines[:MAX_FIELDS]) if lines else ""
+
+
+def failing_line_rewritten(code: str, error: str, call: str, key: str, search: str) -> str:
+    """The cell's line that failed, with its index of ``call``'s text by ``key``
+    (``git.git_log(...)[0]["message"]``, or a variable that holds the text, indexed so)
+    replaced by ``search`` of that text: a line to copy, which small models do, where a
+    recipe ("text = ..., then re.search(...)") is left unwritten. "" when the line is
+    not one such statement."""
+    lineno = failing_line(error)
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return ""
+    source_lines = code.splitlines()
+    for statement in ast.walk(tree):
+        if not (isinstance(statement, ast.stmt) and statement.lineno == lineno
+                and statement.end_lineno == lineno
+                and not isinstance(statement, ast.For | ast.While | ast.If | ast.With
+                                   | ast.FunctionDef | ast.Try)):
+            continue
+        for node in ast.walk(statement):
+            if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                    and node.slice.value == key):
+                continue
+            base = node.value
+            while isinstance(base, ast.Subscript):
+                base = base.value
+            if not (isinstance(base, ast.Name)
+                    or (isinstance(base, ast.Call) and ast.unparse(base.func) == call)):
+                continue
+            line = source_lines[lineno - 1]
+            indexed = ast.get_source_segment(code, node)
+            text = ast.get_source_segment(code, base)
+            if not indexed or not text or indexed not in line:
+                continue
+            return line.strip().replace(indexed, search.format(text), 1)
+    return ""
+
+
+def failing_line(error: str) -> int:
+    """The line of the cell that raised, from its traceback (the last cell frame)."""
+    found = re.findall(r'File "<cell \d+>", line (\d+)', error)
+    return int(found[-1]) if found else 0
