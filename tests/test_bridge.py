@@ -297,8 +297,8 @@ def test_a_search_with_a_sentence_that_found_nothing_says_to_try_a_word():
     assert bridge.returned[-1].note == (
         "Note: memory.search_nodes(query='Marta lives in a city') found nothing. Searches "
         "often match single words or names, not sentences: before answering that nothing "
-        "exists, search again with one name or word from the request, or read everything "
-        "with memory.read_graph().")
+        "exists, search again with one name or word from the request, such as "
+        "memory.search_nodes(query='Marta'), or read everything with memory.read_graph().")
     # A result, a one-word search, or a call that does not search: no note.
     for tool, words in (("search_nodes", "Marta"), ("search_nodes", "Oslo"),
                         ("open_nodes", "Marta lives here")):

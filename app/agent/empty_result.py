@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from deskmate.app.agent.tool_errors import Tools
+from deskmate.tools.search import STOPWORDS
 from deskmate.tools.signatures import Signature, py_identifier
 
 # A tool or parameter name that says the call searches (search_nodes, query, pattern).
@@ -70,7 +71,23 @@ def empty_note(tools: Tools, server: str, sig: Signature, arguments: Mapping[str
                    if s == server and other.name != sig.name
                    and READ_ALL.search(other.name) and WHOLE.search(spec.description or "")
                    and not any(p.required for p in other.params)), None)
+    word = key_word(text)
+    example = (f", such as {py_identifier(server)}.{sig.name}({param.name}={word!r})"
+               if word else "")
     return (f"Note: {py_identifier(server)}.{sig.name}({param.name}={text!r}){FOUND_NOTHING}"
             "Searches often match single words or names, not sentences: before answering "
-            "that nothing exists, search again with one name or word from the request"
+            f"that nothing exists, search again with one name or word from the request{example}"
             + (f", or read everything with {reader}." if reader else "."))
+
+
+def key_word(text: str) -> str | None:
+    """The word of a searched sentence to search with alone: its first name (a word
+    written with a capital that is not a sentence's common word), else its longest
+    word; None when it has no word worth a search. A call to copy, where "one word"
+    left the choice to a model that searched the sentence again."""
+    words = re.findall(r"[A-Za-z][\w'-]*", text)
+    meaningful = [w for w in words if w.lower() not in STOPWORDS and len(w) >= 3]
+    named = [w for w in meaningful if w[0].isupper()]
+    if named:
+        return named[0]
+    return max(meaningful, key=len) if meaningful else None
