@@ -333,10 +333,36 @@ def wildcard_hint(tools: Tools, server: str, sig: Signature,
                                    for (s, name), (_, other) in tools.items()
                                    if s == server and name.startswith("list_")), None)
     param, value = given
+    searcher = glob_search(tools, server, value) or searcher
     where = f"get the names with {searcher} (print them), then " if searcher else ""
     return (f"\nHint: {param.name}={value!r} is a wildcard pattern, and {sig.name} takes one "
             f"path: nothing expands the pattern, so {where}call {sig.name} once for each "
             "name in a for loop.")
+
+
+# A parameter that names the folder a search starts from.
+FOLDER_WORDS = re.compile(r"path|dir|folder|root", re.I)
+
+
+def glob_search(tools: Tools, server: str, value: str) -> str:
+    """The server's search for a wildcard path, called with the path's folder and its
+    last part as the pattern (``search_files(path='/w', pattern='*.log')`` for
+    ``'/w/*.log'``): a call to copy, where a signature left the split to the model,
+    which then searched the whole wildcard as a folder. "" when no tool takes a folder
+    and a pattern, or the wildcard is in the folder too."""
+    folder, _, pattern = value.rpartition("/")
+    if "*" in folder or "?" in folder or not pattern:
+        return ""
+    for (s, _), (_, other) in tools.items():
+        if s != server:
+            continue
+        required = [p for p in other.params if p.required]
+        where = next((p for p in required if FOLDER_WORDS.search(p.name)), None)
+        what = next((p for p in required if PATTERN_WORDS.search(p.name)), None)
+        if where is not None and what is not None and len(required) == 2:
+            return (f"{py_identifier(server)}.{other.name}({where.name}={folder or '.'!r}, "
+                    f"{what.name}={pattern!r})")
+    return ""
 
 
 def shape_hint(tools: Tools, server: str, sig: Signature, kind: str, expected: Any,
