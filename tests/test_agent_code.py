@@ -140,6 +140,17 @@ def test_repeated_cell_ends_the_turn(hub):
     assert observations[1].startswith("Not run: ") and observations[1].endswith("Print one.")
 
 
+def test_a_repeated_cell_that_failed_is_answered_with_its_error_and_hint(hub):
+    # The hint was skipped once; it comes again, last, with the error it was for.
+    cell = py("totals = {'sum': 3}\nprint(totals['Sum'])")
+    events, _, _ = run(hub, [cell, cell, "Final answer: 3"], task="Print the sum.")
+    repeated = [o.content for o in of(events, ev.Observation)][1]
+    assert repeated.startswith("Not run: ")
+    assert repeated.endswith("The request: Print the sum.\nThat code failed: KeyError: "
+                             "'Sum'\nHint: totals has no key 'Sum'; its keys are 'sum' (3); "
+                             "likely meant totals['sum']")
+
+
 def test_tool_call_limit(hub):
     # Refused calls (here: repeats) do not count; going over the limit ends the turn.
     code = ("for i in [0, 0, 0, 0, 1, 2, 3]:\n    try:\n        toy.echo(text=str(i))\n"

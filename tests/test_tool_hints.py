@@ -71,8 +71,8 @@ def test_a_search_with_a_sentence_that_found_nothing_is_told_to_try_a_word(hub):
     assert first.endswith(
         "Note: memory.search_nodes(query='Marta lives in a city') found nothing. Searches "
         "often match single words or names, not sentences: before answering that nothing "
-        "exists, search again with one name or word from the request, or read everything "
-        "with memory.read_graph().")
+        "exists, search again with one name or word from the request, such as "
+        "memory.search_nodes(query='Marta'), or read everything with memory.read_graph().")
     assert "Porto" in second and "Note:" not in second
 
 
@@ -93,13 +93,15 @@ def test_objects_for_another_tool_and_a_text_for_a_list_get_named(hub):
 
 def test_a_wildcard_given_for_one_path_gets_the_search_then_a_loop(hub):
     workdir = hub[1]
-    seen = observations(hub, f'filesystem.move_file(source="{workdir}/*.log", '
-                             f'destination="{workdir}/logs")')[0]
+    search = f"filesystem.search_files(path='{workdir}', pattern='*.log')"
+    seen, found = observations(hub, f'filesystem.move_file(source="{workdir}/*.log", '
+                                    f'destination="{workdir}/logs")', f"print({search})")
     assert f"Hint: source='{workdir}/*.log' is a wildcard pattern, and move_file takes one " \
-           "path: nothing expands the pattern, so get the names with " \
-           "filesystem.search_files(path: str, pattern: str" in seen
-    assert seen.rstrip().endswith("call move_file once for each name in a for loop.")
+           f"path: nothing expands the pattern, so get the names with {search} (print " \
+           "them), then call move_file once for each name in a for loop." in seen
     assert (workdir / "a.log").exists()
+    # The search the hint names, as written, finds the files.
+    assert f"{workdir}/a.log" in found
 
 
 def test_an_edit_whose_text_is_not_in_the_file_gets_the_closest_lines(hub):
@@ -165,6 +167,12 @@ def test_a_text_result_indexed_like_a_dict_gets_the_line_that_holds_the_field(hu
     assert "string indices must be integers" in seen
     assert seen.rstrip().endswith(
         "Hint: git.git_log returns text, not a dict; its line 'Message: Start the notes' "
+        "holds the 'message' value: write the line that failed as\nimport re\n"
+        f"print(re.search(r'^Message: (.*)$', git.git_log(repo_path=\"{repo}\", "
+        "max_count=1), re.M).group(1))")
+    # A statement over several lines is not rewritten: the recipe instead.
+    spread = observations(hub, f'print(\n    git.git_log(repo_path="{repo}")[0]["message"])')[0]
+    assert spread.rstrip().endswith(
         "holds the 'message' value: text = git.git_log(...), then "
         "re.search(r'^Message: (.*)$', text, re.M).group(1)")
 

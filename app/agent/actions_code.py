@@ -7,6 +7,7 @@ comes back, as a user message starting ``Output:``, truncated head and tail.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Generator, Sequence
@@ -57,6 +58,7 @@ class CodeActions:
         self.returned = returned  # what the running cell's tool calls returned
         self.takers = takers  # the tools not called that take a value of a name (unused.py)
         self._cells: Counter[str] = Counter()  # this turn's cells, for the repetition guard
+        self._seen: dict[str, str] = {}  # what each of this turn's cells showed the model
 
     def stop_at(self, reply: str) -> int | None:
         # We end the stream once the code block is complete, so the model cannot invent
@@ -65,6 +67,7 @@ class CodeActions:
 
     def new_turn(self) -> None:
         self._cells.clear()
+        self._seen.clear()
 
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
         yield turn.append(ChatMessage("assistant", reply))
@@ -86,7 +89,7 @@ class CodeActions:
             self._cells[cell] += 1
             # Run again, a stuck model's cell fails the same way and it writes it once
             # more; the request, read again, often shows the step it skipped.
-            content = REPEATED + turn.request
+            content = REPEATED + turn.request + what_it_was_told(self._seen.get(cell, ""))
             yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
             yield turn.append(ChatMessage("user", content))
             return False
@@ -104,6 +107,7 @@ class CodeActions:
             content += "\n" + notes
         if result.status == "ok" and (unused := unused_note(parsed.code, self.takers)):
             content += "\n" + unused
+        self._seen[cell] = content
         yield ev.Observation(step=step, content=content, status=result.status,
                              duration_s=result.duration_s)
         yield turn.append(ChatMessage("user", content))
@@ -123,6 +127,36 @@ def same_cell(code: str) -> str:
     same attempt)."""
     lines = (line.rstrip() for line in code.strip().splitlines())
     return "\n".join(line for line in lines if line and not line.lstrip().startswith("#"))
+
+
+# The last line of a traceback: the exception and its message.
+RAISED = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)|ToolError|StopIteration)\b.*$",
+                    re.M)
+# Where a block of an output that says how to go on starts, and where one ends.
+ADVICE = ("Hint:", "Note:", "Pass each by name")
+OTHER_BLOCK = ("Not printed by your code", "The tool's documentation:", "Error:",
+               "Traceback", "  File ")
+
+
+def what_it_was_told(output: str) -> str:
+    """For the guard's answer to a cell run before: the error that cell ended with and
+    the hints and notes its output gave (the corrected call, the key meant, the word to
+    search), last in the message. A small model that repeats a cell skipped them once;
+    after the request they were followed by the same code again, and the repeat that
+    follows ends the turn. "" when that cell's output held neither."""
+    lines = output.splitlines()
+    advice: list[str] = []
+    inside = False
+    for line in lines:
+        if line.startswith(ADVICE):
+            inside = True
+        elif inside and (line.startswith(OTHER_BLOCK) or not line.strip()):
+            inside = False
+        if inside:
+            advice.append(line)
+    raised = RAISED.findall(output)
+    told = ([f"That code failed: {raised[-1]}"] if raised else []) + advice
+    return ("\n" + "\n".join(told)) if told else ""
 
 
 def observation(result: CellResult, budget: int) -> str:
