@@ -355,6 +355,17 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
                                "('2026-12-03T23:30:00+09:00')")
         cased = box.execute('print(result["target"]["Date Time"])').error
         assert cased.endswith("likely meant result['target']['datetime']")
+        # A text result used as an open file: the line to write instead.
+        box.execute("def read_text(path):\n    return 'Europe/Paris\\nAsia/Tokyo\\n'")
+        opened = box.execute('with read_text("/w/z.txt") as f:\n    zones = f.readlines()').error
+        assert opened.endswith('Hint: read_text("/w/z.txt") returns the text itself (a str), '
+                               'not a file to open: write f = read_text("/w/z.txt") (no '
+                               'with), and use f as the text: f.splitlines() gives its lines')
+        box.execute("zones = 'earlier text'")
+        lines = box.execute('text = read_text("/w/z.txt")\nzones = text.readlines()').error
+        assert lines.endswith("Hint: text is a str, the text itself, not a file: write "
+                              "text.splitlines() where you wrote text.readlines()")
+        assert "Hint" not in box.execute("with open('/nowhere') as f:\n    pass").error
         # Raised inside a library: its variables are not the model's (string.py's
         # `mapping` here), so the general hint, not a name the code never wrote.
         inside = box.execute("import string\nstring.Template('$x').substitute({})").error

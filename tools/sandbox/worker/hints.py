@@ -4,6 +4,7 @@ that only the tools reach, a pattern that matched nothing in a tool's text."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,10 +49,69 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
         # json.loads() of a fetched API's text, which starts with the server's line
         # about it: the document starts further on.
         return json_text(exc)
+    if isinstance(exc, TypeError) and "does not support the context manager" in str(exc):
+        return text_in_with(exc)
+    if isinstance(exc, AttributeError) and FILE_METHODS.match(str(exc)):
+        return text_as_file(exc)
     if isinstance(exc, TypeError) and "'dict'" in str(exc):
         return ("Hint: that value is a dict (a tool's result often is; its signature says "
                 "what it returns): print() it and use the field you need\n")
     return ""
+
+
+# A str read like an open file (a tool's text result): f.read(), f.readlines().
+FILE_METHODS = re.compile(r"'str' object has no attribute '(read|readlines|readline)'")
+
+
+def text_in_with(exc: BaseException) -> str:
+    """``with files.read_text_file(path=...) as f:`` — a tool's result is the text
+    itself, not a file to open: the line without ``with``, to copy."""
+    import ast
+    import linecache
+
+    found = failing_cell_line(exc)
+    if found is None or not str(exc).startswith("'str'"):
+        return ""
+    frame, lineno = found
+    try:
+        tree = ast.parse("".join(linecache.getlines(frame.f_code.co_filename)))
+    except (SyntaxError, ValueError):
+        return ""
+    source = "".join(linecache.getlines(frame.f_code.co_filename))
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.With) and node.lineno == lineno and len(node.items) == 1):
+            continue
+        item = node.items[0]
+        call = ast.get_source_segment(source, item.context_expr)
+        if not call:
+            continue
+        if isinstance(item.optional_vars, ast.Name):
+            name = item.optional_vars.id
+            return (f"Hint: {call} returns the text itself (a str), not a file to open: "
+                    f"write {name} = {call} (no with), and use {name} as the text: "
+                    f"{name}.splitlines() gives its lines\n")
+        return (f"Hint: {call} returns its result (a str), not a file to open: "
+                f"write result = {call} (no with) and use result\n")
+    return ""
+
+
+def text_as_file(exc: BaseException) -> str:
+    """``text.readlines()`` on a tool's text result: it is the text, not a file."""
+    import linecache
+
+    method, found = FILE_METHODS.match(str(exc)), failing_cell_line(exc)
+    if method is None or found is None:
+        return ""
+    frame, lineno = found
+    line = linecache.getline(frame.f_code.co_filename, lineno)
+    names = re.findall(rf"([A-Za-z_]\w*)\s*\.\s*{method.group(1)}\s*\(", line)
+    name = next((n for n in names if isinstance(
+        frame.f_locals.get(n, frame.f_globals.get(n)), str)), None)
+    if name is None:
+        return ""
+    instead = name if method.group(1) == "read" else f"{name}.splitlines()"
+    return (f"Hint: {name} is a str, the text itself, not a file: write {instead} "
+            f"where you wrote {name}.{method.group(1)}()\n")
 
 
 def dict_keys(exc: KeyError) -> str:
@@ -160,7 +220,6 @@ def json_text(exc: BaseException) -> str:
 def unpack_split(exc: BaseException) -> str:
     """``time, title = line.split()`` over "13:30 design review": the line splits into
     more parts than names; maxsplit keeps the rest of the line in the last name."""
-    import re
     import traceback
 
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
@@ -182,7 +241,6 @@ def line_values(exc: BaseException) -> Iterator[tuple[str, Any]]:
     of a cell: a library's own frames name its variables, not the model's), with their
     values, in the order the line names them."""
     import linecache
-    import re
 
     found = failing_cell_line(exc)
     if found is None:
