@@ -258,3 +258,23 @@ def test_an_answer_right_after_the_made_up_note_is_checked_once(hub):
     assert "Note: memory.create_entities was given 'Bob Ray', 'Designer'," in seen[0]
     assert seen[1] == AFTER_NOTE
     assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["Done."]
+
+
+def test_an_error_that_names_a_tool_to_call_first_gets_that_call(hub):
+    # git_commit before git_add: "Use git_add to stage changes first" → the git_add call,
+    # with the repository and the file this turn wrote there; run as told, it commits.
+    workdir = hub[1]
+    repo = workdir / "staged"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=Ann", "-c", "user.email=ann@example.org"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "Start"], check=True)
+    change = f'CHANGELOG = "{repo}/CHANGELOG.md"'
+    write = 'filesystem.write_file(path=CHANGELOG, content="## 0.2.0\\n")'
+    commit = f'print(git.git_commit(repo_path="{repo}", message="Add changelog"))'
+    add = f"git.git_add(repo_path='{repo}', files=['{repo}/CHANGELOG.md'])"
+    seen, done = observations(hub, f"{change}\n{write}\n{commit}", f"{add}\n{commit}")
+    assert "No changes staged for commit" in seen
+    assert (f"Hint: the error names git_add: call it first, {add}, then call git_commit "
+            "again.\n") in seen
+    assert "Changes committed successfully" in done

@@ -44,6 +44,7 @@ from deskmate.app.agent.tool_errors import (
     folder_note,
     missing_folder,
     move_into_hint,
+    named_first,
     path_hint,
     pathspec_folder,
     shape_hint,
@@ -133,6 +134,7 @@ class ToolBridge:
         self._made_up_step = -1  # the step whose note was given (one a step)
         self.sent: list[str] = []  # this turn's calls' arguments, as JSON, for the loop
         self.called: list[tuple[str, str]] = []  # ... and their (server, tool) names
+        self._changed: list[str] = []  # the paths this turn's changes were given
         # (server, tool) the user turned off: absent from the catalog, refused by name.
         self.disabled: frozenset[tuple[str, str]] = frozenset()
         self.retool(catalog)
@@ -157,7 +159,7 @@ class ToolBridge:
         self.returned = []
         self._results, self._sources = [], []
         self._made_up_step = -1
-        self.sent, self.called = [], []
+        self.sent, self.called, self._changed = [], [], []
         self._seen.clear()
         self._documented.clear()
         self.context = context
@@ -377,9 +379,13 @@ class ToolBridge:
                                            result.text)
                               + wildcard_hint(self._tools, real, sig, arguments)
                               + move_into_hint(spec.name, arguments, result.text)
-                              + create_first(self._tools, real, sig.name, result.text))
+                              + create_first(self._tools, real, sig.name, result.text)
+                              + named_first(self._tools, real, spec.name, result.text,
+                                            arguments, self._changed))
         if not spec.read_only:
             self.changes += 1
+            self._changed += [value for value in arguments.values()
+                              if isinstance(value, str) and value.startswith("/")]
         value = result.value()  # decoded from JSON: the sandbox can send it back as is
         if not self._listing:  # (a hint's own call is not the code's to print)
             name = f"{py_identifier(real)}.{sig.name}"

@@ -14,7 +14,7 @@ import functools
 import json
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from deskmate.app.agent.request import name_words, singular
@@ -151,6 +151,40 @@ def create_first(tools: Tools, server: str, tool: str, error: str) -> str:
                 and words[-1] in said):
             return (f"\nHint: that {words[-1]} is not there yet: create it first with "
                     f"{py_identifier(server)}.{sig.call_text()}, then call {tool} again.")
+    return ""
+
+
+# A parameter that takes the paths a tool works on (git_add's files).
+PATHS_PARAM = re.compile(r"^(files|paths|file_paths|filenames)$", re.I)
+
+
+def named_first(tools: Tools, server: str, tool: str, error: str,
+                arguments: Mapping[str, Any], changed: Sequence[str]) -> str:
+    """For an error that names another tool of the server to call first ("No changes
+    staged for commit. Use git_add to stage changes first"): that tool as a call to
+    copy, with this call's values for the parameters of the same name and, for a list
+    of paths, the files this turn changed inside the folder the call was given. Told
+    the tool's name only, small models explain the error as their answer."""
+    named = sorted((found.start(), name, sig) for (s, name), (_, sig) in tools.items()
+                   if s == server and name != tool
+                   and (found := re.search(rf"\b{re.escape(name)}\b", error)))
+    for _, name, sig in named[:1]:  # the first the error names ("Use git_add …")
+        folders = [v.rstrip("/") + "/" for v in arguments.values()
+                   if isinstance(v, str) and v.startswith("/")]
+        values: list[str] = []
+        for param in sig.params:
+            if param.original in arguments:
+                values.append(f"{param.name}={arguments[param.original]!r}")
+            elif param.required and PATHS_PARAM.match(param.name):
+                inside = [path for path in dict.fromkeys(changed)
+                          if any(path.startswith(folder) for folder in folders)]
+                values.append(f"{param.name}={inside!r}" if inside
+                              else f"{param.name}=[...]")
+            elif param.required:
+                values.append(f"{param.name}=...")
+        return (f"\nHint: the error names {name}: call it first, "
+                f"{py_identifier(server)}.{sig.name}({', '.join(values)}), then call "
+                f"{tool} again.")
     return ""
 
 
