@@ -332,6 +332,8 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         typo = box.execute("tooy.add(a=1, b=2)").error
         assert "NameError" in typo and "did you mean 'toy'?" in typo
         assert "did you mean 'git'?" in box.execute("Gti.status()").error
+        assert "did you mean 'git'?" in box.execute("git_server.status()").error
+        assert "did you mean 'toy'?" in box.execute("toyServer.add(a=1, b=2)").error
         bare = box.execute("status()").error
         assert "call it as git.status(...) or files.status(...)" in bare
         unrelated = box.execute("undefined_thing + 1").error

@@ -267,8 +267,8 @@ def test_an_error_that_names_a_tool_to_call_first_gets_that_call(hub):
     repo = workdir / "staged"
     repo.mkdir()
     git = ["git", "-C", str(repo), "-c", "user.name=Ann", "-c", "user.email=ann@example.org"]
-    subprocess.run(git + ["init", "-q"], check=True)
-    subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "Start"], check=True)
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "Start"], check=True)
     change = f'CHANGELOG = "{repo}/CHANGELOG.md"'
     write = 'filesystem.write_file(path=CHANGELOG, content="## 0.2.0\\n")'
     commit = f'print(git.git_commit(repo_path="{repo}", message="Add changelog"))'

@@ -278,9 +278,13 @@ def misspelled_server(name: str, toolspace: Toolspace) -> str:
 
     by_lower = {server.lower(): server for server in toolspace.server_names}
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
-    if not close:
+    # time_server, timeServer, git_client: a server's name with a word added, written
+    # after the code was told not to reuse the server's own name for its variables.
+    parts = [part.lower() for part in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
+    within = [by_lower[part] for part in parts if part in by_lower]
+    if not close and len(within) != 1:
         return ""
-    server = by_lower[close[0]]
+    server = by_lower[close[0]] if close else within[0]
     return f"Hint: did you mean {server!r}? It is a server: dir({server}) lists its tools\n"
 
 
