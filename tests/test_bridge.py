@@ -83,7 +83,7 @@ def test_a_file_servers_path_error_names_the_next_call():
     assert str(caught.value).endswith(
         "its folder holds with filesystem.list_directory(path: str)\n/a holds:\n"
         "[FILE] users.json")
-    assert listed == ["/a"] and bridge.calls == 3
+    assert listed == ["/a"] and bridge.turn.calls == 3
     with pytest.raises(BridgeError) as caught:
         bridge.call_tool("filesystem", "search_files", [], {"path": "/a/x"})
     assert "Hint" not in str(caught.value)
@@ -197,7 +197,7 @@ def test_a_web_address_given_as_a_path_is_refused_with_where_pages_come_from():
         bridge.call_tool("filesystem", "list_directory", [], {"path": "http://h/p.html"})
     with pytest.raises(BridgeError, match="web address"):  # eager mode's calls too
         bridge.call_json("filesystem", "list_directory", {"path": "https://h/"})
-    assert calls == [] and bridge.calls == 0
+    assert calls == [] and bridge.turn.calls == 0
 
 
 
@@ -294,7 +294,7 @@ def test_a_search_with_a_sentence_that_found_nothing_says_to_try_a_word():
 
     bridge = ToolBridge(catalog, call, Policy(yes_all=True))
     bridge.call_tool("memory", "search_nodes", [], {"query": "Marta lives in a city"})
-    assert bridge.returned[-1].note == (
+    assert bridge.turn.returned[-1].note == (
         "Note: memory.search_nodes(query='Marta lives in a city') found nothing. Searches "
         "often match single words or names, not sentences: before answering that nothing "
         "exists, search again with one name or word from the request, such as "
@@ -303,8 +303,8 @@ def test_a_search_with_a_sentence_that_found_nothing_says_to_try_a_word():
     for tool, words in (("search_nodes", "Marta"), ("search_nodes", "Oslo"),
                         ("open_nodes", "Marta lives here")):
         bridge.call_tool("memory", tool, [], {"query": words})
-        assert tool == "open_nodes" or bridge.returned[-1].note == ""
-    assert bridge.returned[-1].note.startswith("Note: memory.open_nodes(")  # 'query' searches
+        assert tool == "open_nodes" or bridge.turn.returned[-1].note == ""
+    assert bridge.turn.returned[-1].note.startswith("Note: memory.open_nodes(")  # 'query' searches
     assert empty("[]") and empty({"rows": []}) and empty("No results.") and empty(None)
     assert not empty({"count": 0}) and not empty("0") and not empty([{}]) and not empty('""')
 

@@ -203,5 +203,5 @@ class EagerActions:
         except BridgeError as exc:
             return f"Error: {exc}"
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        returned = self.bridge.returned
+        returned = self.bridge.turn.returned
         return f"{text}\n{returned[-1].note}" if returned and returned[-1].note else text

@@ -10,18 +10,16 @@ the loop hands over for each turn.
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deskmate.app.agent.empty_result import empty, empty_note
+from deskmate.app.agent.empty_result import empty_note
 from deskmate.app.agent.events import (
     AgentEvent,
     ToolApprovalDecided,
@@ -29,7 +27,6 @@ from deskmate.app.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from deskmate.app.agent.made_up import made_up_note, record_values
 from deskmate.app.agent.tool_errors import (
     PATH_WORDS,
     READ_FILE_TOOLS,
@@ -54,7 +51,7 @@ from deskmate.app.agent.tool_errors import (
     write_first,
 )
 from deskmate.app.agent.tool_news import CallNews
-from deskmate.app.agent.unprinted import Returned
+from deskmate.app.agent.turn_record import REPEAT_LIMIT, TurnRecord
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.policy import ApprovalRequest, Policy
 from deskmate.tools.sandbox import ToolError
@@ -69,7 +66,6 @@ if TYPE_CHECKING:
     from deskmate.tools.search import ToolSearch
 
 WEB_URL = re.compile(r"https?://", re.I)
-REPEAT_LIMIT = 3  # identical calls allowed per turn before the bridge refuses
 
 
 def new_call_id() -> str:
@@ -117,24 +113,11 @@ class ToolBridge:
         # Where embeddings of the catalog are cached; None: BM25 search only.
         self.search_cache = search_cache
         self.context = CallContext()
-        self.calls = 0  # calls this turn that ran (refused ones do not count)
-        self.changes = 0  # of those, calls that succeeded to a tool not marked read-only
-        self.limit_reached = False  # a call this turn was refused for max_tool_calls
-        self._seen: Counter[str] = Counter()
-        self._documented: set[tuple[str, str]] = set()  # tools whose docs an error showed
+        self.turn = TurnRecord()  # what this turn's calls were given and returned
         self._servers: dict[str, str] = {}  # python name -> server name
         self._tools: dict[tuple[str, str], tuple[ToolSpec, Signature]] = {}
         self._search: ToolSearch | None = None
         self._listing = False  # an error's hint is making its own call (_quietly)
-        self.returned: list[Returned] = []  # what this step's calls returned, in order
-        # This turn's results as text, and the calls that returned something: what a
-        # record's values should have been copied from (made_up.made_up_note).
-        self._results: list[str] = []
-        self._sources: list[str] = []
-        self._made_up_step = -1  # the step whose note was given (one a step)
-        self.sent: list[str] = []  # this turn's calls' arguments, as JSON, for the loop
-        self.called: list[tuple[str, str]] = []  # ... and their (server, tool) names
-        self._changed: list[str] = []  # the paths this turn's changes were given
         # (server, tool) the user turned off: absent from the catalog, refused by name.
         self.disabled: frozenset[tuple[str, str]] = frozenset()
         self.retool(catalog)
@@ -154,19 +137,12 @@ class ToolBridge:
 
     def new_turn(self, context: CallContext = CallContext()) -> None:
         """Forget the previous turn's calls; report and limit this turn's by ``context``."""
-        self.calls = self.changes = 0
-        self.limit_reached = False
-        self.returned = []
-        self._results, self._sources = [], []
-        self._made_up_step = -1
-        self.sent, self.called, self._changed = [], [], []
-        self._seen.clear()
-        self._documented.clear()
+        self.turn = TurnRecord()
         self.context = context
 
     def new_step(self, step: int) -> None:
         self.context = replace(self.context, step=step)
-        self.returned = []
+        self.turn.new_step()
 
     def objects(self) -> frozenset[str]:
         """The names the sandbox's code calls tools through (one per server)."""
@@ -225,13 +201,7 @@ class ToolBridge:
     def takers(self, name: str) -> list[str]:
         """The calls of the tools, on servers this turn used, with a list or object
         parameter called ``name``, when none of them was called this turn."""
-        used = {server for server, _ in self.called}
-        found = [(server, sig) for (server, _), (_, sig) in self._tools.items()
-                 if server in used and any(p.name == name and p.type.startswith(
-                     ("list", "dict", "{")) for p in sig.params)]
-        if any((server, sig.name) in self.called for server, sig in found):
-            return []
-        return [f"{py_identifier(server)}.{sig.call_text()}" for server, sig in found]
+        return self.turn.takers(name, self._tools)
 
     def tools(self) -> Tools:
         """Every tool by (server, name), with its spec and signature."""
@@ -327,14 +297,12 @@ class ToolBridge:
     def _invoke(self, real: str, spec: ToolSpec, sig: Signature,
                 arguments: dict[str, Any], call_id: str | None = None) -> Any:
         self._refuse_url_as_path(spec, arguments)
-        context = self.context
-        if self.calls >= context.max_tool_calls:
-            self.limit_reached = True
+        context, turn = self.context, self.turn
+        if turn.calls >= context.max_tool_calls:
+            turn.limit_reached = True
             raise BridgeError(f"tool call limit reached ({context.max_tool_calls} per turn): "
                               "work with the results you have, or give your final answer")
-        key = json.dumps([real, spec.name, arguments], sort_keys=True, default=str)
-        self._seen[key] += 1
-        if self._seen[key] > REPEAT_LIMIT:
+        if turn.repeated(real, spec.name, arguments):
             raise BridgeError(f"{real}.{spec.name} was already called {REPEAT_LIMIT} times "
                               "with these exact arguments; use the result you already have")
         call_id = call_id or new_call_id()
@@ -350,9 +318,7 @@ class ToolBridge:
         if not verdict.allowed:
             self._finished(call_id, real, spec.name, f"denied: {verdict.reason}", True, 0.0)
             raise BridgeError(f"{real}.{spec.name} was not run: {verdict.reason}")
-        self.calls += 1
-        self.sent.append(json.dumps(arguments, ensure_ascii=False, default=str))
-        self.called.append((real, sig.name))
+        turn.ran(real, sig.name, arguments)
         started = time.perf_counter()
         news = CallNews(context.emit, self.asker, call_id, context.cancel)
         try:
@@ -381,33 +347,17 @@ class ToolBridge:
                               + move_into_hint(spec.name, arguments, result.text)
                               + create_first(self._tools, real, sig.name, result.text)
                               + named_first(self._tools, real, spec.name, result.text,
-                                            arguments, self._changed))
+                                            arguments, turn.changed))
         if not spec.read_only:
-            self.changes += 1
-            self._changed += [value for value in arguments.values()
-                              if isinstance(value, str) and value.startswith("/")]
+            turn.changed_by(arguments)
         value = result.value()  # decoded from JSON: the sandbox can send it back as is
         if not self._listing:  # (a hint's own call is not the code's to print)
             name = f"{py_identifier(real)}.{sig.name}"
             note = (empty_note(self._tools, real, sig, arguments, value)
-                    or character_note(name, arguments) or self._made_up(name, arguments))
-            self.returned.append(Returned(name, value, note))
-            if result.text.strip() and not empty(value):
-                self._results.append(result.text.lower())
-                self._sources.append(name)
+                    or character_note(name, arguments)
+                    or turn.made_up(name, arguments, context.step, context.said))
+            turn.result(name, value, result.text, note)
         return value
-
-    def _made_up(self, name: str, arguments: dict[str, Any]) -> str:
-        """The note for records given values found nowhere (made_up.py), once a step;
-        read before this call's own result, which often repeats what it was given."""
-        if (self._made_up_step == self.context.step or not self._sources
-                or not any(record_values(arguments))):
-            return ""  # (the transcript is joined only for a call given records)
-        known = "\n".join([self.context.said().lower(), *self._results])
-        note = made_up_note(name, arguments, known, self._sources)
-        if note:
-            self._made_up_step = self.context.step
-        return note
 
     def _finished(self, call_id: str, server: str, tool: str, text: str, is_error: bool,
                   duration: float, structured: Any = None) -> None:
@@ -434,9 +384,9 @@ class ToolBridge:
         """The tool's documentation, the first time it fails in a turn: the compact
         signature the model called from says ``timezone: str``, the docs say "IANA
         timezone name (e.g. 'America/New_York')", and a server's error often says neither."""
-        if (server, sig.name) in self._documented:
+        if (server, sig.name) in self.turn.documented:
             return ""
-        self._documented.add((server, sig.name))
+        self.turn.documented.add((server, sig.name))
         return f"\nThe tool's documentation:\n{sig.text()}"
 
     def _folder_shown(self, server: str, error: str, tool: str) -> str:

@@ -108,7 +108,7 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
         index = build_index(catalog, count_tokens_for(model), index_tokens, signature_tokens)
         prompt = code_system_prompt(index)
         actions = CodeActions(sandbox, objects=bridge.objects,
-                              returned=lambda: bridge.returned, takers=bridge.takers)
+                              returned=lambda: bridge.turn.returned, takers=bridge.takers)
     elif mode == "eager":
         prompt = EAGER_PROMPT
         actions = EagerActions(bridge)

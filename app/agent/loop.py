@@ -183,7 +183,7 @@ class Agent:
                 if (yield from self.step(step, turn, tally)):
                     status = "answered"
                     break
-                if self.bridge.limit_reached:
+                if self.bridge.turn.limit_reached:
                     raise Stop("max_tool_calls")
         except Stop as stop:
             status = stop.status
@@ -193,7 +193,7 @@ class Agent:
         except SandboxError as exc:  # the worker could not be (re)started
             status = "error"
             yield ev.AgentError(message=f"the Python sandbox failed: {exc}", kind="sandbox")
-        tally.tool_calls = self.bridge.calls
+        tally.tool_calls = self.bridge.turn.calls
         yield ev.TurnFinished(
             turn=self.turns, status=status, steps=tally.steps, model_calls=tally.model_calls,
             tool_calls=tally.tool_calls, prompt_tokens=tally.prompt_tokens,
@@ -276,9 +276,9 @@ class Agent:
             # ... or give up after one failed call, restating the error as the answer.
             self._error_checks += 1
             return AFTER_ERROR
-        if (not self._steps_checked and self.bridge.calls
+        if (not self._steps_checked and self.bridge.turn.calls
                 and (missing := missing_step(self._request, self.bridge.tools(),
-                                             self.bridge.called))):
+                                             self.bridge.turn.called))):
             # ... or leave out a step of several ("…, and commit it there").
             self._steps_checked = self._change_checked = True
             return missing_step_check(missing.verb, missing.calls)
@@ -291,7 +291,7 @@ class Agent:
             # ... or name files from a guess ("the first commit added README.md" after a
             # log that lists no files), and again after the code that shows them ran.
             if self._names_checked_at is None:
-                self._names_checked_at = self.bridge.calls
+                self._names_checked_at = self.bridge.turn.calls
                 return UNSEEN_NAMES + ", ".join(unseen) + UNSEEN_ADVICE
             self._names_rechecked = True
             return unseen_again(unseen, self._shown_names())
@@ -312,7 +312,7 @@ class Agent:
         listed and no call was given this turn, once a turn."""
         if self._reads_checked or not asks_about_contents(self._request):
             return []
-        sent = "\n".join(self.bridge.sent)
+        sent = "\n".join(self.bridge.turn.sent)
         listed = {name for name in self._shown_names()}
         return [name for name in file_names(answer.text)
                 if name in listed and name not in sent]
@@ -320,16 +320,16 @@ class Agent:
     def _unopened(self) -> list[str]:
         """The web addresses of the request that no call this turn was given, once a
         turn, when tools ran (a request answered without tools is the other checks')."""
-        if self._urls_checked or not self.bridge.calls:
+        if self._urls_checked or not self.bridge.turn.calls:
             return []
-        sent = "\n".join(self.bridge.sent)
+        sent = "\n".join(self.bridge.turn.sent)
         return [address for address in web_addresses(self._request)
                 if address not in sent and address.rstrip("/") not in sent]
 
     def _answers_unread(self) -> bool:
         """The first final answer of the turn, with no tool call yet, to a request that
         names a path, a file or a store of the user's data."""
-        return (not self._checked and not self.bridge.calls
+        return (not self._checked and not self.bridge.turn.calls
                 and bool(self.bridge.catalog.servers()) and names_user_data(self._request))
 
     def _echoes_a_failure(self, text: str) -> bool:
@@ -367,9 +367,9 @@ class Agent:
     def _unseen_names(self, answer: FinalAnswer) -> list[str]:
         """The file names the answer gives that neither the request nor anything the
         turn's tools returned showed, once a turn, when tools ran."""
-        if self._names_rechecked or not self.bridge.calls or (
+        if self._names_rechecked or not self.bridge.turn.calls or (
                 self._names_checked_at is not None
-                and self.bridge.calls == self._names_checked_at):
+                and self.bridge.turn.calls == self._names_checked_at):
             return []
         seen = "\n".join(m.content for m in self.transcript[self._turn_start:]
                          if m.role in ("user", "tool") and not names_check(m.content)).lower()
@@ -386,10 +386,10 @@ class Agent:
     def _answers_unchanged(self) -> bool:
         """A final answer, once a turn, to a request for a change, when no call to a tool
         that may change things succeeded (and the tools say which only read)."""
-        if (self._change_checked or self.bridge.changes
+        if (self._change_checked or self.bridge.turn.changes
                 or not asks_for_change(self._request)):
             return False
-        if self._checked and not self.bridge.calls:
+        if self._checked and not self.bridge.turn.calls:
             return False  # asked for a tool once already, and still none ran: no second nag
         return self.bridge.marks_read_only()
 

@@ -1,0 +1,98 @@
+"""``TurnRecord``: what this turn's tool calls were given and returned.
+
+The bridge (bridge.py) checks and runs each call; this record is what the calls leave
+behind for the rest of the turn: the loop's checks before a final answer read which
+tools ran and with what (a step still missing, a web address never opened, a file only
+listed), the notes after a cell read what the calls returned, and the made-up check
+compares the records a call is given with what the user and the tools said. A new
+record per turn; ``new_step`` clears only the step's results.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from deskmate.app.agent.empty_result import empty
+from deskmate.app.agent.made_up import made_up_note, record_values
+from deskmate.app.agent.tool_errors import Tools
+from deskmate.app.agent.unprinted import Returned
+from deskmate.tools.signatures import py_identifier
+
+REPEAT_LIMIT = 3  # identical calls allowed per turn before the bridge refuses
+
+
+@dataclass
+class TurnRecord:
+    calls: int = 0  # calls that ran (refused ones do not count)
+    changes: int = 0  # of those, calls that succeeded to a tool not marked read-only
+    limit_reached: bool = False  # a call was refused for the turn's max_tool_calls
+    sent: list[str] = field(default_factory=list)  # each call's arguments, as JSON
+    called: list[tuple[str, str]] = field(default_factory=list)  # ... (server, tool)
+    changed: list[str] = field(default_factory=list)  # the paths changes were given
+    returned: list[Returned] = field(default_factory=list)  # this step's results, in order
+    # Results as text and the calls that returned them: what a record's values should
+    # have been copied from (made_up.made_up_note).
+    results: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    documented: set[tuple[str, str]] = field(default_factory=set)  # tools an error showed
+    _repeats: Counter[str] = field(default_factory=Counter)
+    _made_up_step: int = -1  # the step whose made-up note was given (one a step)
+
+    def new_step(self) -> None:
+        self.returned = []
+
+    def repeated(self, server: str, tool: str, arguments: dict[str, Any]) -> bool:
+        """Count a call about to run; True when these exact arguments went to this tool
+        more than REPEAT_LIMIT times this turn (a runaway loop)."""
+        key = json.dumps([server, tool, arguments], sort_keys=True, default=str)
+        self._repeats[key] += 1
+        return self._repeats[key] > REPEAT_LIMIT
+
+    def ran(self, server: str, tool: str, arguments: dict[str, Any]) -> None:
+        """A call the policy allowed, as it starts."""
+        self.calls += 1
+        self.sent.append(json.dumps(arguments, ensure_ascii=False, default=str))
+        self.called.append((server, tool))
+
+    def changed_by(self, arguments: dict[str, Any]) -> None:
+        """A call to a tool that may change things succeeded."""
+        self.changes += 1
+        self.changed += [value for value in arguments.values()
+                         if isinstance(value, str) and value.startswith("/")]
+
+    def result(self, name: str, value: Any, text: str, note: str) -> None:
+        """What a call of the model's code returned (``name``: ``fetch.fetch``), with the
+        note it adds for the model."""
+        self.returned.append(Returned(name, value, note))
+        if text.strip() and not empty(value):
+            self.results.append(text.lower())
+            self.sources.append(name)
+
+    def made_up(self, name: str, arguments: dict[str, Any], step: int,
+                said: Callable[[], str]) -> str:
+        """The note for records given values found nowhere (made_up.py), once a step;
+        read before this call's own result, which often repeats what it was given.
+        ``said`` is the conversation's text, joined only for a call given records."""
+        if (self._made_up_step == step or not self.sources
+                or not any(record_values(arguments))):
+            return ""
+        known = "\n".join([said().lower(), *self.results])
+        note = made_up_note(name, arguments, known, self.sources)
+        if note:
+            self._made_up_step = step
+        return note
+
+    def takers(self, name: str, tools: Tools) -> list[str]:
+        """The calls of the tools, on servers this turn used, with a list or object
+        parameter called ``name``, when none of them was called this turn."""
+        used = {server for server, _ in self.called}
+        found = [(server, sig) for (server, _), (_, sig) in tools.items()
+                 if server in used and any(p.name == name and p.type.startswith(
+                     ("list", "dict", "{")) for p in sig.params)]
+        if any((server, sig.name) in self.called for server, sig in found):
+            return []
+        return [f"{py_identifier(server)}.{sig.call_text()}" for server, sig in found]
