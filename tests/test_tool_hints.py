@@ -278,3 +278,16 @@ def test_an_error_that_names_a_tool_to_call_first_gets_that_call(hub):
     assert (f"Hint: the error names git_add: call it first, {add}, then call git_commit "
             "again.\n") in seen
     assert "Changes committed successfully" in done
+
+
+def test_a_timestamp_where_the_documentation_asks_hh_mm_gets_the_part_that_fits(hub):
+    # A result's datetime passed on whole; the call with its HH:MM runs.
+    given = ('time.convert_time(source_timezone="Asia/Tokyo", '
+             'time="2026-12-03T17:19:30+09:00", target_timezone="UTC")')
+    meant = ("time.convert_time(source_timezone='Asia/Tokyo', time='17:19', "
+             "target_timezone='UTC')")
+    seen, fixed = observations(hub, given, f"print({meant}['target']['datetime'])")
+    assert "Invalid time format" in seen
+    assert seen.rstrip().endswith("Hint: time='2026-12-03T17:19:30+09:00' holds '17:19', "
+                                  f"the form its documentation asks for; likely meant: {meant}")
+    assert "T08:19:00+00:00" in fixed

@@ -39,6 +39,7 @@ from deskmate.app.agent.tool_errors import (
     edit_target,
     fixed_edits,
     folder_note,
+    format_hint,
     missing_folder,
     move_into_hint,
     named_first,
@@ -341,8 +342,9 @@ class ToolBridge:
                               + write_first(self._tools, result.text,
                                             self._meant(result.text, arguments))
                               + character_hint(arguments)
-                              + value_hint(self._tools, real, spec, sig, arguments,
-                                           result.text)
+                              + (value_hint(self._tools, real, spec, sig, arguments,
+                                            result.text)
+                                 or format_hint(real, sig, arguments))
                               + wildcard_hint(self._tools, real, sig, arguments)
                               + move_into_hint(spec.name, arguments, result.text)
                               + create_first(self._tools, real, sig.name, result.text)

@@ -279,6 +279,39 @@ def value_hint(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
             f"the form of the documentation's examples: {', '.join(map(repr, shown))}")
 
 
+# A format a parameter's description names: HH:MM, YYYY-MM-DD, HH:MM:SS, YYYY-MM-DDTHH:MM.
+FORMAT = re.compile(r"\b(?:YYYY|HH)(?:[-:/T ]?(?:YYYY|MM|DD|HH|SS))+\b")
+
+
+def format_hint(server: str, sig: Signature, arguments: Mapping[str, Any]) -> str:
+    """For a failed call given a value that holds what its parameter's format asks for
+    without being it (a whole timestamp, '2026-12-03T17:19:30+09:00', where the
+    description says HH:MM): the part that fits, in the call to copy. Small models pass
+    a result's datetime on as it is, then repeat the call."""
+    fixed: dict[str, str] = {}
+    for param in sig.params:
+        value = arguments.get(param.original)
+        found = FORMAT.search(param.description or "")
+        if not isinstance(value, str) or found is None:
+            continue
+        pattern = re.sub(r"YYYY|MM|DD|HH|SS",
+                         lambda m: r"\d{4}" if m.group() == "YYYY" else r"\d{2}",
+                         re.escape(found.group()).replace(r"\ ", " "))
+        if re.fullmatch(pattern, value.strip()):
+            continue
+        inside = re.search(rf"(?<!\d){pattern}(?!\d)", value)
+        if inside:
+            fixed[param.original] = inside.group()
+    if not fixed:
+        return ""
+    call = ", ".join(f"{p.name}={fixed.get(p.original, arguments[p.original])!r}"
+                     for p in sig.params if p.original in arguments)
+    first = next(p for p in sig.params if p.original in fixed)
+    return (f"\nHint: {first.name}={arguments[first.original]!r} holds "
+            f"{fixed[first.original]!r}, the form its documentation asks for; likely "
+            f"meant: {py_identifier(server)}.{sig.name}({call})")
+
+
 def examples(tools: Tools, server: str, spec: ToolSpec, original: str) -> list[str]:
     """Values quoted in the description (and ``examples``, ``enum``) of ``original``,
     then of the server's parameters whose names end in the same word (``timezone`` and
