@@ -41,13 +41,13 @@ def hub(tmp_path_factory, mcp_bin):
         yield hub, workdir
 
 
-def observations(hub, *cells: str) -> list[str]:
+def observations(hub, *cells: str, task: str = "") -> list[str]:
     hub = hub[0]
     replies = [f"Let me check.\n```python\n{cell}\n```" for cell in cells] + ["Final answer: -"]
     runtime = build_agent(ScriptedModel(replies), hub=hub, policy=Policy(yes_all=True))
     try:
-        events = list(runtime.agent.run("What time is it in Tokyo when it is 09:30 in "
-                                        "New York, and where does Marta live?"))
+        events = list(runtime.agent.run(task or "What time is it in Tokyo when it is "
+                                        "09:30 in New York, and where does Marta live?"))
     finally:
         runtime.sandbox.close()
     return [e.content for e in events if isinstance(e, ev.Observation)]
@@ -291,3 +291,18 @@ def test_a_timestamp_where_the_documentation_asks_hh_mm_gets_the_part_that_fits(
     assert seen.rstrip().endswith("Hint: time='2026-12-03T17:19:30+09:00' holds '17:19', "
                                   f"the form its documentation asks for; likely meant: {meant}")
     assert "T08:19:00+00:00" in fixed
+
+
+def test_the_requests_path_without_its_leading_slash_gets_the_call_with_it(hub):
+    workdir = hub[1]
+    relative = str(workdir).lstrip("/")
+    seen, fixed = observations(
+        hub, f'print(filesystem.list_directory(path="{relative}"))',
+        f"print(filesystem.list_directory(path='{workdir}'))",
+        task=f"Which .log files are in {workdir}?")
+    assert "ENOENT" in seen
+    assert seen.rstrip().endswith(
+        f"Hint: path='{relative}' lacks the leading '/' of the path the request gives, so "
+        "it was read inside the server's folder; likely meant: "
+        f"filesystem.list_directory(path='{workdir}')")
+    assert "a.log" in fixed

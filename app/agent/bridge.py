@@ -40,6 +40,7 @@ from deskmate.app.agent.tool_errors import (
     fixed_edits,
     folder_note,
     format_hint,
+    leading_slash,
     missing_folder,
     move_into_hint,
     named_first,
@@ -346,6 +347,7 @@ class ToolBridge:
                                             result.text)
                                  or format_hint(real, sig, arguments))
                               + wildcard_hint(self._tools, real, sig, arguments)
+                              + leading_slash(real, sig, arguments, context.said())
                               + move_into_hint(spec.name, arguments, result.text)
                               + create_first(self._tools, real, sig.name, result.text)
                               + named_first(self._tools, real, spec.name, result.text,

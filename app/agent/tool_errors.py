@@ -279,6 +279,28 @@ def value_hint(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
             f"the form of the documentation's examples: {', '.join(map(repr, shown))}")
 
 
+def leading_slash(server: str, sig: Signature, arguments: Mapping[str, Any],
+                  said: str) -> str:
+    """For a failed call given a path that is the user's absolute path without its
+    leading '/' (``path='tmp/work'`` where the request says /tmp/work): the server read
+    it as a folder inside its own root. The call with the paths the request wrote; small
+    models copy a path from a request and drop the slash, then repeat the call."""
+    fixed = {p.original: "/" + value for p in sig.params
+             if (p.name.lower().endswith(PATH_WORDS) or p.name.lower() in ("source",
+                                                                          "destination"))
+             and isinstance(value := arguments.get(p.original), str)
+             and value and not value.startswith(("/", "~", "."))
+             and re.search(rf"(?<![\w/.-])/{re.escape(value.rstrip('/'))}(?![\w.-])", said)}
+    if not fixed:
+        return ""
+    call = ", ".join(f"{p.name}={fixed.get(p.original, arguments[p.original])!r}"
+                     for p in sig.params if p.original in arguments)
+    first = next(p for p in sig.params if p.original in fixed)
+    return (f"\nHint: {first.name}={arguments[first.original]!r} lacks the leading '/' of "
+            f"the path the request gives, so it was read inside the server's folder; "
+            f"likely meant: {py_identifier(server)}.{sig.name}({call})")
+
+
 # A format a parameter's description names: HH:MM, YYYY-MM-DD, HH:MM:SS, YYYY-MM-DDTHH:MM.
 FORMAT = re.compile(r"\b(?:YYYY|HH)(?:[-:/T ]?(?:YYYY|MM|DD|HH|SS))+\b")
 
