@@ -149,8 +149,9 @@ def test_staging_a_name_the_repository_lacks_names_the_one_it_holds():
     with pytest.raises(BridgeError) as caught:
         bridge.call_tool("git", "git_add", [], {"repo_path": "/r/", "files": "LICENSE.txt"})
     assert str(caught.value).endswith(
-        "Hint: the repository's folder holds 'LICENSE': stage that name, or write the file "
-        "first with filesystem.write_file(path: str, content: str).")
+        "Hint: the repository's folder holds 'LICENSE': stage that name with "
+        "git.git_add(repo_path='/r/', files='LICENSE'), or write the file first with "
+        "filesystem.write_file(path: str, content: str).")
     assert listed == ["/r"]
     # Nothing like it there: the file is still to be written.
     with pytest.raises(BridgeError) as caught:

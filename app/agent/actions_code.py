@@ -7,6 +7,7 @@ comes back, as a user message starting ``Output:``, truncated head and tail.
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections import Counter
@@ -134,6 +135,7 @@ RAISED = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)|ToolError|StopItera
                     re.M)
 # Where a block of an output that says how to go on starts, and where one ends.
 ADVICE = ("Hint:", "Note:", "Pass each by name")
+ERROR_LINES = 3  # of an error's own lines after its first, repeated
 OTHER_BLOCK = ("Not printed by your code", "The tool's documentation:", "Error:",
                "Traceback", "  File ")
 
@@ -154,8 +156,15 @@ def what_it_was_told(output: str) -> str:
             inside = False
         if inside:
             advice.append(line)
-    raised = RAISED.findall(output)
-    told = ([f"That code failed: {raised[-1]}"] if raised else []) + advice
+    raised = list(RAISED.finditer(output))
+    failed: list[str] = []
+    if raised:
+        # The error's own lines after the first (git's "  stderr: 'fatal: …'").
+        after = output[raised[-1].end():].splitlines()[1:]
+        more = list(itertools.takewhile(
+            lambda line: line.startswith("  ") and not line.startswith(OTHER_BLOCK), after))
+        failed = [f"That code failed: {raised[-1].group()}", *more[:ERROR_LINES]]
+    told = failed + advice
     return ("\n" + "\n".join(told)) if told else ""
 
 

@@ -341,7 +341,8 @@ class ToolBridge:
                               + self._folder_shown(real, result.text, spec.name)
                               + self._lines_shown(real, sig, result.text, arguments)
                               + write_first(self._tools, result.text,
-                                            self._meant(result.text, arguments))
+                                            self._meant(result.text, arguments),
+                                            _written(real, sig, arguments))
                               + character_hint(arguments)
                               + (value_hint(self._tools, real, spec, sig, arguments,
                                             result.text)
@@ -535,6 +536,14 @@ def _binding(server: str, sig: Signature, args: list[Any], error: str) -> str:
     shown = "" if "Signature: " in error else f"Signature: {sig.def_line()}\n"
     return (f"Your positional arguments were bound in signature order: {bound}.\n{shown}"
             f"Pass each by name instead, e.g. {example_call(server, sig)}")
+
+
+def _written(server: str, sig: Signature, arguments: dict[str, Any]) -> str:
+    """The call as made, with its arguments by name (``git.git_add(repo_path='/r',
+    files=['LICENSE.txt'])``), for a hint to give back with one value changed."""
+    args = ", ".join(f"{p.name}={arguments[p.original]!r}" for p in sig.params
+                     if p.original in arguments)
+    return f"{py_identifier(server)}.{sig.name}({args})"
 
 
 def example_call(server: str, sig: Signature) -> str:

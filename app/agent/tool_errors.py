@@ -115,18 +115,23 @@ def similar_name(error: str, listing: Any) -> str | None:
     return close[0] if close else None
 
 
-def write_first(tools: Tools, error: str, similar: str | None = None) -> str:
+def write_first(tools: Tools, error: str, similar: str | None = None,
+                staged: str = "") -> str:
     """For git's "pathspec did not match any files": the file to add is not there yet,
     and the tool that writes it (on whichever server has one). Small models stage a file
     the request asked them to create, then stage it again. ``similar``: a name the
-    repository's folder holds that the call likely meant."""
-    if not UNMATCHED_PATHSPEC.search(error):
+    repository's folder holds that the call likely meant; ``staged``, the call that
+    failed (``git.git_add``), written again with that name when given."""
+    match = UNMATCHED_PATHSPEC.search(error)
+    if match is None:
         return ""
     writer = next(((s, sig) for (s, name), (_, sig) in tools.items()
                    if name in WRITE_FILE_TOOLS), None)
     how = f"{py_identifier(writer[0])}.{writer[1].call_text()}" if writer else None
     if similar:
-        return (f"\nHint: the repository's folder holds {similar!r}: stage that name"
+        that = (f" that name with {staged.replace(repr(match.group(1)), repr(similar))}"
+                if staged and repr(match.group(1)) in staged else " that name")
+        return (f"\nHint: the repository's folder holds {similar!r}: stage{that}"
                 + (f", or write the file first with {how}." if how else "."))
     if how is None:
         return ""
