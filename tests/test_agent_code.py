@@ -315,6 +315,13 @@ def test_a_change_reported_done_when_no_tool_changed_anything_is_checked_once(tm
         events, _, _ = run(notes, [py("print(notes.read_note(key='a'))"), "Final answer: x"],
                            task="What does note a say?", head_start=0)
         assert events[-1].steps == 2
+        # With one step left the change is still checked (the last step can make it,
+        # where an answer's other checks need two), and the step after is the last.
+        events, _, _ = run(notes, [py("print(notes.read_note(key='a'))"), "Final answer: x",
+                                   py("print(notes.delete_note(key='a'))")],
+                           task="Remove note a.", head_start=0, max_steps=3)
+        assert [o.content for o in of(events, ev.Observation)][1] == UNCHANGED
+        assert events[-1].status == "max_steps" and events[-1].tool_calls == 2
 
 
 def test_an_answer_naming_files_nothing_showed_is_checked_once(hub):

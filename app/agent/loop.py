@@ -204,8 +204,10 @@ class Agent:
         self.bridge.new_step(step)
         reply = yield from self._query(step, turn, tally)
         # A check wants code, then an answer: with fewer steps left than that, the answer
-        # given is worth more than a turn that ends at max_steps with none.
-        check = self._check(reply) if step < self.limits.max_steps - 1 else ""
+        # given is worth more than a turn that ends at max_steps with none — except
+        # where the request's change is still undone, which the last step can still make.
+        left = self.limits.max_steps - step
+        check = self._check(reply, change_only=left < 2) if left >= 1 else ""
         if check:
             yield turn.append(ChatMessage("assistant", reply))
             yield ev.Observation(step=step, content=check, status="error", duration_s=0.0)
@@ -249,14 +251,17 @@ class Agent:
         if found:
             yield self._append(ChatMessage("user", TOOLS_FOUND + "\n".join(found)))
 
-    def _check(self, reply: str) -> str:
+    def _check(self, reply: str, change_only: bool = False) -> str:
         """The one check a code-mode final answer gets before it is taken, if any (each
-        kind once a turn); "" to take the reply as it is."""
+        kind once a turn); "" to take the reply as it is. ``change_only``: only the checks
+        of a change the request asks for that no tool made."""
         if self.actions.mode != "code":
             return ""
         answer = parse_reply(reply, self.bridge.objects())
         if not isinstance(answer, FinalAnswer):
             return ""
+        if change_only:
+            return self._change_check()
         if self._answers_unread():
             # Small models often answer a question about the user's files or records
             # from a guess, before any tool ran: ask once whether the data is needed.
@@ -276,17 +281,8 @@ class Agent:
             # ... or give up after one failed call, restating the error as the answer.
             self._error_checks += 1
             return AFTER_ERROR
-        if (not self._steps_checked and self.bridge.turn.calls
-                and (missing := missing_step(self._request, self.bridge.tools(),
-                                             self.bridge.turn.called))):
-            # ... or leave out a step of several ("…, and commit it there").
-            self._steps_checked = self._change_checked = True
-            return missing_step_check(missing.verb, missing.calls)
-        if self._answers_unchanged():
-            # ... or report a change as done when no tool made it (read the file, then
-            # "The version has been set to 2.0.0.").
-            self._change_checked = True
-            return UNCHANGED
+        if change := self._change_check():
+            return change
         if unseen := self._unseen_names(answer):
             # ... or name files from a guess ("the first commit added README.md" after a
             # log that lists no files), and again after the code that shows them ran.
@@ -305,6 +301,21 @@ class Agent:
             # saved and committed, was "This is the license text.").
             self._urls_checked = True
             return unopened(addresses, fetchers)
+        return ""
+
+    def _change_check(self) -> str:
+        """The check of an answer while a change the request asks for is undone."""
+        if (not self._steps_checked and self.bridge.turn.calls
+                and (missing := missing_step(self._request, self.bridge.tools(),
+                                             self.bridge.turn.called))):
+            # ... or leave out a step of several ("…, and commit it there").
+            self._steps_checked = self._change_checked = True
+            return missing_step_check(missing.verb, missing.calls)
+        if self._answers_unchanged():
+            # ... or report a change as done when no tool made it (read the file, then
+            # "The version has been set to 2.0.0.").
+            self._change_checked = True
+            return UNCHANGED
         return ""
 
     def _only_listed(self, answer: FinalAnswer) -> list[str]:
