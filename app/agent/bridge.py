@@ -32,6 +32,7 @@ from deskmate.app.agent.tool_errors import (
     READ_FILE_TOOLS,
     WRITE_FILE_TOOLS,
     Tools,
+    call_with,
     character_hint,
     character_note,
     closest_lines,
@@ -342,7 +343,7 @@ class ToolBridge:
                               + self._lines_shown(real, sig, result.text, arguments)
                               + write_first(self._tools, result.text,
                                             self._meant(result.text, arguments),
-                                            _written(real, sig, arguments))
+                                            call_with(real, sig, arguments))
                               + character_hint(arguments)
                               + (value_hint(self._tools, real, spec, sig, arguments,
                                             result.text)
@@ -420,9 +421,7 @@ class ToolBridge:
         fixed = fixed_edits(arguments, text)
         if not shown or fixed is None:
             return shown
-        call = ", ".join(f"{p.name}={fixed[p.original]!r}" for p in sig.params
-                         if p.original in fixed)
-        return f"{shown}\nLikely meant: {py_identifier(server)}.{sig.name}({call})"
+        return f"{shown}\nLikely meant: {call_with(server, sig, {}, fixed)}"
 
     def _meant(self, error: str, arguments: dict[str, Any]) -> str | None:
         """For git's unmatched pathspec: the name in the repository's folder that the
@@ -536,14 +535,6 @@ def _binding(server: str, sig: Signature, args: list[Any], error: str) -> str:
     shown = "" if "Signature: " in error else f"Signature: {sig.def_line()}\n"
     return (f"Your positional arguments were bound in signature order: {bound}.\n{shown}"
             f"Pass each by name instead, e.g. {example_call(server, sig)}")
-
-
-def _written(server: str, sig: Signature, arguments: dict[str, Any]) -> str:
-    """The call as made, with its arguments by name (``git.git_add(repo_path='/r',
-    files=['LICENSE.txt'])``), for a hint to give back with one value changed."""
-    args = ", ".join(f"{p.name}={arguments[p.original]!r}" for p in sig.params
-                     if p.original in arguments)
-    return f"{py_identifier(server)}.{sig.name}({args})"
 
 
 def example_call(server: str, sig: Signature) -> str:

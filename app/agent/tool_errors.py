@@ -273,15 +273,23 @@ def value_hint(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
     param = refused[0]
     shown = examples(tools, server, spec, param.original)[:3]
     if param.original in fixed:
-        call = ", ".join(f"{p.name}={fixed.get(p.original, arguments[p.original])!r}"
-                         for p in sig.params if p.original in arguments)
         return (f"\nHint: {param.name}={arguments[param.original]!r} is not written the way "
                 f"the documentation's examples are; likely meant: "
-                f"{py_identifier(server)}.{sig.name}({call})")
+                f"{call_with(server, sig, arguments, fixed)}")
     if not shown:
         return ""
     return (f"\nHint: {param.name}={arguments[param.original]!r} was refused; write it in "
             f"the form of the documentation's examples: {', '.join(map(repr, shown))}")
+
+
+def call_with(server: str, sig: Signature, arguments: Mapping[str, Any],
+              fixed: Mapping[str, Any] | None = None) -> str:
+    """The call as made, its arguments by name, with the values of ``fixed`` (by JSON
+    name) in place of the ones given: the line a hint gives to copy."""
+    fixed = fixed or {}
+    args = ", ".join(f"{p.name}={fixed.get(p.original, arguments.get(p.original))!r}"
+                     for p in sig.params if p.original in arguments or p.original in fixed)
+    return f"{py_identifier(server)}.{sig.name}({args})"
 
 
 def leading_slash(server: str, sig: Signature, arguments: Mapping[str, Any],
@@ -298,12 +306,10 @@ def leading_slash(server: str, sig: Signature, arguments: Mapping[str, Any],
              and re.search(rf"(?<![\w/.-])/{re.escape(value.rstrip('/'))}(?![\w.-])", said)}
     if not fixed:
         return ""
-    call = ", ".join(f"{p.name}={fixed.get(p.original, arguments[p.original])!r}"
-                     for p in sig.params if p.original in arguments)
     first = next(p for p in sig.params if p.original in fixed)
     return (f"\nHint: {first.name}={arguments[first.original]!r} lacks the leading '/' of "
             f"the path the request gives, so it was read inside the server's folder; "
-            f"likely meant: {py_identifier(server)}.{sig.name}({call})")
+            f"likely meant: {call_with(server, sig, arguments, fixed)}")
 
 
 # A format a parameter's description names: HH:MM, YYYY-MM-DD, HH:MM:SS, YYYY-MM-DDTHH:MM.
@@ -331,12 +337,10 @@ def format_hint(server: str, sig: Signature, arguments: Mapping[str, Any]) -> st
             fixed[param.original] = inside.group()
     if not fixed:
         return ""
-    call = ", ".join(f"{p.name}={fixed.get(p.original, arguments[p.original])!r}"
-                     for p in sig.params if p.original in arguments)
     first = next(p for p in sig.params if p.original in fixed)
     return (f"\nHint: {first.name}={arguments[first.original]!r} holds "
             f"{fixed[first.original]!r}, the form its documentation asks for; likely "
-            f"meant: {py_identifier(server)}.{sig.name}({call})")
+            f"meant: {call_with(server, sig, arguments, fixed)}")
 
 
 def examples(tools: Tools, server: str, spec: ToolSpec, original: str) -> list[str]:
