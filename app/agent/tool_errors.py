@@ -304,12 +304,9 @@ def leading_slash(server: str, sig: Signature, arguments: Mapping[str, Any],
              and isinstance(value := arguments.get(p.original), str)
              and value and not value.startswith(("/", "~", "."))
              and re.search(rf"(?<![\w/.-])/{re.escape(value.rstrip('/'))}(?![\w.-])", said)}
-    if not fixed:
-        return ""
-    first = next(p for p in sig.params if p.original in fixed)
-    return (f"\nHint: {first.name}={arguments[first.original]!r} lacks the leading '/' of "
-            f"the path the request gives, so it was read inside the server's folder; "
-            f"likely meant: {call_with(server, sig, arguments, fixed)}")
+    return meant_call(server, sig, arguments, fixed,
+                      "lacks the leading '/' of the path the request gives, so it was read "
+                      "inside the server's folder")
 
 
 # A format a parameter's description names: HH:MM, YYYY-MM-DD, HH:MM:SS, YYYY-MM-DDTHH:MM.
@@ -335,12 +332,20 @@ def format_hint(server: str, sig: Signature, arguments: Mapping[str, Any]) -> st
         inside = re.search(rf"(?<!\d){pattern}(?!\d)", value)
         if inside:
             fixed[param.original] = inside.group()
-    if not fixed:
+    return meant_call(server, sig, arguments, fixed,
+                      "holds {fixed!r}, the form its documentation asks for")
+
+
+def meant_call(server: str, sig: Signature, arguments: Mapping[str, Any],
+               fixed: Mapping[str, Any], why: str) -> str:
+    """The hint for a call whose values ``fixed`` rewrites: the first value rewritten,
+    ``why`` (``{fixed}`` is its new value), and the whole call to copy; "" for none."""
+    first = next((p for p in sig.params if p.original in fixed), None)
+    if first is None:
         return ""
-    first = next(p for p in sig.params if p.original in fixed)
-    return (f"\nHint: {first.name}={arguments[first.original]!r} holds "
-            f"{fixed[first.original]!r}, the form its documentation asks for; likely "
-            f"meant: {call_with(server, sig, arguments, fixed)}")
+    because = why.format(fixed=fixed[first.original])
+    return (f"\nHint: {first.name}={arguments[first.original]!r} {because}; likely meant: "
+            f"{call_with(server, sig, arguments, fixed)}")
 
 
 def examples(tools: Tools, server: str, spec: ToolSpec, original: str) -> list[str]:
