@@ -306,3 +306,14 @@ def test_the_requests_path_without_its_leading_slash_gets_the_call_with_it(hub):
         "it was read inside the server's folder; likely meant: "
         f"filesystem.list_directory(path='{workdir}')")
     assert "a.log" in fixed
+
+
+def test_a_move_of_one_character_from_a_loop_over_text_says_to_split_lines(hub):
+    # search_files answers in text; a for loop over it moves '/', then 't', …
+    workdir = hub[1]
+    seen = observations(hub, f"files = filesystem.search_files(path='{workdir}', "
+                             "pattern='*.log')\nfor name in files:\n"
+                             f"    filesystem.move_file(source=name, destination='{workdir}/x')")[0]
+    assert "source='/' is a single character. A for loop over a str goes character by " \
+           "character; for a text's lines use .splitlines()." in seen
+    assert (workdir / "a.log").exists()

@@ -344,7 +344,7 @@ class ToolBridge:
                               + write_first(self._tools, result.text,
                                             self._meant(result.text, arguments),
                                             call_with(real, sig, arguments))
-                              + character_hint(arguments)
+                              + character_hint(arguments, spec.name)
                               + (value_hint(self._tools, real, spec, sig, arguments,
                                             result.text)
                                  or format_hint(real, sig, arguments))

@@ -193,13 +193,17 @@ def named_first(tools: Tools, server: str, tool: str, error: str,
     return ""
 
 
-def character_hint(arguments: Mapping[str, Any]) -> str:
+def character_hint(arguments: Mapping[str, Any], tool: str = "") -> str:
     """For a one-character path: the model's loop went over a text result character by
     character (``for d in list_allowed_directories():`` gives 'A', 'l', …) where it
-    meant the text's lines."""
+    meant the text's lines. '/' counts for what a move or copy takes (the first
+    character of a search's "/w/a.log" lines; nobody moves the root)."""
+    moving = bool(MOVES.search(tool))
     for key, value in arguments.items():
-        if (key.lower().endswith(PATH_WORDS) and isinstance(value, str) and len(value) == 1
-                and value not in "./~"):
+        named = key.lower().endswith(PATH_WORDS) or (
+            moving and (SOURCE_KEY.search(key) or DESTINATION_KEY.search(key)))
+        if (named and isinstance(value, str) and len(value) == 1
+                and (value not in "./~" or (moving and value == "/"))):
             return (f"\nHint: {key}={value!r} is a single character. A for loop over a str "
                     "goes character by character; for a text's lines use .splitlines().")
     return ""
