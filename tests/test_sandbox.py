@@ -357,6 +357,8 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
                                "('2026-12-03T23:30:00+09:00')")
         cased = box.execute('print(result["target"]["Date Time"])').error
         assert cased.endswith("likely meant result['target']['datetime']")
+        below = box.execute('print(result["datetime"])').error
+        assert below.endswith("likely meant result['target']['datetime']")
         # A text result used as an open file: the line to write instead.
         box.execute("def read_text(path):\n    return 'Europe/Paris\\nAsia/Tokyo\\n'")
         opened = box.execute('with read_text("/w/z.txt") as f:\n    zones = f.readlines()').error

@@ -133,7 +133,12 @@ def dict_keys(exc: KeyError) -> str:
     shown = ", ".join(_key_and_value(k, v) for k, v in list(value.items())[:KEYS_SHOWN])
     more = f" and {len(value) - KEYS_SHOWN} more" if len(value) > KEYS_SHOWN else ""
     close = close_key(key, list(value))
-    meant = f"; likely meant {name}[{close!r}]" if close is not None else ""
+    # ... or the key one level down (convert_time's result holds 'datetime' in 'source'
+    # and 'target'): the indexes that reach it.
+    below = [f"{name}[{k!r}][{key!r}]" for k, v in value.items()
+             if isinstance(v, dict) and key in v][:3]
+    meant = (f"; likely meant {name}[{close!r}]" if close is not None
+             else f"; likely meant {' or '.join(below)}" if below else "")
     return f"Hint: {name} has no key {key!r}; its keys are {shown}{more}{meant}\n"
 
 
