@@ -32,7 +32,6 @@ from deskmate.app.agent.tool_errors import (
     READ_FILE_TOOLS,
     WRITE_FILE_TOOLS,
     Tools,
-    call_with,
     character_hint,
     character_note,
     closest_lines,
@@ -40,8 +39,6 @@ from deskmate.app.agent.tool_errors import (
     edit_target,
     fixed_edits,
     folder_note,
-    format_hint,
-    leading_slash,
     missing_folder,
     move_into_hint,
     named_first,
@@ -49,12 +46,12 @@ from deskmate.app.agent.tool_errors import (
     pathspec_folder,
     shape_hint,
     similar_name,
-    value_hint,
     wildcard_hint,
     write_first,
 )
 from deskmate.app.agent.tool_news import CallNews
 from deskmate.app.agent.turn_record import REPEAT_LIMIT, TurnRecord
+from deskmate.app.agent.value_hints import call_with, format_hint, leading_slash, value_hint
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.policy import ApprovalRequest, Policy
 from deskmate.tools.sandbox import ToolError

@@ -73,11 +73,11 @@ def text_in_with(exc: BaseException) -> str:
     if found is None or not str(exc).startswith("'str'"):
         return ""
     frame, lineno = found
+    source = "".join(linecache.getlines(frame.f_code.co_filename))
     try:
-        tree = ast.parse("".join(linecache.getlines(frame.f_code.co_filename)))
+        tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return ""
-    source = "".join(linecache.getlines(frame.f_code.co_filename))
     for node in ast.walk(tree):
         if not (isinstance(node, ast.With) and node.lineno == lineno and len(node.items) == 1):
             continue

@@ -1,0 +1,181 @@
+"""Hints that rewrite a refused call with the value likely meant, as a call to copy:
+the form a parameter's documentation writes (IANA zones: 'New York' →
+'America/New_York'), the part of a value in the documented format (HH:MM in a
+timestamp), the request's path with its leading '/'. Small models read "must be an IANA
+name" and answer that the tool failed; a corrected call is what they copy."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from deskmate.app.agent.request import name_words
+from deskmate.app.agent.tool_errors import EXISTS, PATH_WORDS, Tools
+from deskmate.tools.signatures import Signature, py_identifier
+from deskmate.tools.spec import ToolSpec
+
+# A value quoted in a parameter's description ("IANA timezone name (e.g., 'Asia/Tokyo')").
+QUOTED = re.compile(r"""'([^'\n]{2,60})'|"([^"\n]{2,60})"|`([^`\n]{2,60})`""")
+
+
+def value_hint(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
+               arguments: Mapping[str, Any], error: str) -> str:
+    """For an error that quotes a value the call gave (``Invalid timezone: 'New York'``):
+    the form the parameter's description shows ('America/New_York'), and the call with
+    every value rewritten to the example it names. Small models read "must be an IANA
+    name" in the docs, then answer that the tool failed; the corrected call is what they
+    copy. Examples come from the parameter's own description, then from the server's
+    parameters that share a word of its name (a tool's ``timezone`` and another's
+    ``target_timezone``)."""
+    if EXISTS.search(error):
+        return ""  # the value is fine; the thing it names is already there
+    refused = [p for p in sig.params if _given_text(arguments.get(p.original))
+               and arguments[p.original] in error and not p.name.lower().endswith(PATH_WORDS)]
+    if not refused:
+        return ""
+    fixed = {p.original: meant for p in sig.params
+             if _given_text(arguments.get(p.original))
+             and (meant := _meant_value(arguments[p.original],
+                                        examples(tools, server, spec, p.original)))}
+    param = refused[0]
+    shown = examples(tools, server, spec, param.original)[:3]
+    if param.original in fixed:
+        return (f"\nHint: {param.name}={arguments[param.original]!r} is not written the way "
+                f"the documentation's examples are; likely meant: "
+                f"{call_with(server, sig, arguments, fixed)}")
+    if not shown:
+        return ""
+    return (f"\nHint: {param.name}={arguments[param.original]!r} was refused; write it in "
+            f"the form of the documentation's examples: {', '.join(map(repr, shown))}")
+
+
+def call_with(server: str, sig: Signature, arguments: Mapping[str, Any],
+              fixed: Mapping[str, Any] | None = None) -> str:
+    """The call as made, its arguments by name, with the values of ``fixed`` (by JSON
+    name) in place of the ones given: the line a hint gives to copy."""
+    fixed = fixed or {}
+    args = ", ".join(f"{p.name}={fixed.get(p.original, arguments.get(p.original))!r}"
+                     for p in sig.params if p.original in arguments or p.original in fixed)
+    return f"{py_identifier(server)}.{sig.name}({args})"
+
+
+def leading_slash(server: str, sig: Signature, arguments: Mapping[str, Any],
+                  said: str) -> str:
+    """For a failed call given a path that is the user's absolute path without its
+    leading '/' (``path='tmp/work'`` where the request says /tmp/work): the server read
+    it as a folder inside its own root. The call with the paths the request wrote; small
+    models copy a path from a request and drop the slash, then repeat the call."""
+    fixed = {p.original: "/" + value for p in sig.params
+             if (p.name.lower().endswith(PATH_WORDS) or p.name.lower() in ("source",
+                                                                          "destination"))
+             and isinstance(value := arguments.get(p.original), str)
+             and value and not value.startswith(("/", "~", "."))
+             and re.search(rf"(?<![\w/.-])/{re.escape(value.rstrip('/'))}(?![\w.-])", said)}
+    return meant_call(server, sig, arguments, fixed,
+                      "lacks the leading '/' of the path the request gives, so it was read "
+                      "inside the server's folder")
+
+
+# A format a parameter's description names: HH:MM, YYYY-MM-DD, HH:MM:SS, YYYY-MM-DDTHH:MM.
+FORMAT = re.compile(r"\b(?:YYYY|HH)(?:[-:/T ]?(?:YYYY|MM|DD|HH|SS))+\b")
+
+
+def format_hint(server: str, sig: Signature, arguments: Mapping[str, Any]) -> str:
+    """For a failed call given a value that holds what its parameter's format asks for
+    without being it (a whole timestamp, '2026-12-03T17:19:30+09:00', where the
+    description says HH:MM): the part that fits, in the call to copy. Small models pass
+    a result's datetime on as it is, then repeat the call."""
+    fixed: dict[str, str] = {}
+    for param in sig.params:
+        value = arguments.get(param.original)
+        found = FORMAT.search(param.description or "")
+        if not isinstance(value, str) or found is None:
+            continue
+        pattern = re.sub(r"YYYY|MM|DD|HH|SS",
+                         lambda m: r"\d{4}" if m.group() == "YYYY" else r"\d{2}",
+                         re.escape(found.group()).replace(r"\ ", " "))
+        if re.fullmatch(pattern, value.strip()):
+            continue
+        inside = re.search(rf"(?<!\d){pattern}(?!\d)", value)
+        if inside:
+            fixed[param.original] = inside.group()
+    return meant_call(server, sig, arguments, fixed,
+                      "holds {fixed!r}, the form its documentation asks for")
+
+
+def meant_call(server: str, sig: Signature, arguments: Mapping[str, Any],
+               fixed: Mapping[str, Any], why: str) -> str:
+    """The hint for a call whose values ``fixed`` rewrites: the first value rewritten,
+    ``why`` (``{fixed}`` is its new value), and the whole call to copy; "" for none."""
+    first = next((p for p in sig.params if p.original in fixed), None)
+    if first is None:
+        return ""
+    because = why.format(fixed=fixed[first.original])
+    return (f"\nHint: {first.name}={arguments[first.original]!r} {because}; likely meant: "
+            f"{call_with(server, sig, arguments, fixed)}")
+
+
+def examples(tools: Tools, server: str, spec: ToolSpec, original: str) -> list[str]:
+    """Values quoted in the description (and ``examples``, ``enum``) of ``original``,
+    then of the server's parameters whose names end in the same word (``timezone`` and
+    ``target_timezone``; not ``branch_name`` and ``branch_type``)."""
+    kind = _kind(original)
+    own = _schema_examples((spec.input_schema.get("properties") or {}).get(original))
+    others = [value for (s, _), (other, _) in tools.items() if s == server
+              for key, schema in (other.input_schema.get("properties") or {}).items()
+              if isinstance(key, str) and _kind(key) == kind
+              for value in _schema_examples(schema)]
+    found = list(dict.fromkeys(own + others))
+    # Examples that are IANA time zones stand for all of them, which Python knows: 'Los
+    # Angeles' is none of 'America/New_York', 'Europe/London', but it is a zone's city.
+    zones = _time_zones()
+    if any("/" in value and value in zones for value in found):
+        found += sorted(zones - set(found))
+    return found
+
+
+@functools.cache
+def _time_zones() -> frozenset[str]:
+    import zoneinfo
+
+    try:
+        return frozenset(zoneinfo.available_timezones())
+    except Exception:  # no tz database on this machine: the examples alone
+        return frozenset()
+
+
+def _kind(name: str) -> str:
+    """The last word of a parameter's name, which says what kind of value it is
+    (``source_timezone``, ``targetTimezone``: timezone)."""
+    words = name_words(name)
+    return words[-1] if words else name.lower()
+
+
+def _schema_examples(schema: Any) -> list[str]:
+    if not isinstance(schema, dict):
+        return []
+    listed = [value for key in ("examples", "enum")
+              if isinstance(values := schema.get(key), list)
+              for value in values if isinstance(value, str)]
+    description = schema.get("description")
+    quoted = ([next(filter(None, m)) for m in QUOTED.findall(description)]
+              if isinstance(description, str) else [])
+    return listed + quoted
+
+
+def _given_text(value: Any) -> bool:
+    return isinstance(value, str) and len(value.strip()) >= 2
+
+
+def _meant_value(value: str, candidates: list[str]) -> str | None:
+    """The example whose words hold all of ``value``'s ('New York' → 'America/New_York',
+    'tokyo' → 'Asia/Tokyo'); None when ``value`` is one of them or none fits."""
+    if value in candidates:
+        return None
+    words = set(re.findall(r"[a-z0-9]+", value.lower()))
+    if not words:
+        return None
+    fits = [c for c in candidates if words <= set(re.findall(r"[a-z0-9]+", c.lower()))]
+    return min(fits, key=len) if fits else None
