@@ -26,6 +26,7 @@ from deskmate.app.agent.missing_step import missing_step
 from deskmate.app.agent.parse import (
     AFTER_ERROR,
     AFTER_NOTE,
+    COPIED_EXAMPLE,
     ECHOED,
     OUTPUT_PREFIX,
     TOOLS_FOUND,
@@ -43,6 +44,7 @@ from deskmate.app.agent.parse import (
     unread_files,
     unseen_again,
 )
+from deskmate.app.agent.prompt import CODE_EXAMPLE, copies_example
 from deskmate.app.agent.request import (
     asks_about_contents,
     asks_for_change,
@@ -77,6 +79,7 @@ if TYPE_CHECKING:
 NOTES = (MADE_UP, NOT_GIVEN, ONE_CHARACTER, FOUND_NOTHING)
 MAX_AFTER_ERROR = 2  # checks of an answer right after a failed cell, a turn
 MAX_ECHOES = 2  # answers a turn that copy an error's report and are sent back (ECHOED)
+MAX_COPIES = 2  # answers a turn that copy the prompt's example answer (COPIED_EXAMPLE)
 TRACEBACK_HEAD = "Traceback (most recent call last)"
 ECHO_CHARS = 24  # a line of an answer this long, found in a failed output, copies it
 
@@ -143,6 +146,7 @@ class Agent:
         self._steps_checked = False  # the check of an answer with a change not made
         self._note_checked = False  # the check of an answer right after a note
         self._echoes = 0  # answers this turn that copied an error's report
+        self._copies = 0  # answers this turn that copied the prompt's example answer
         self._turn_start = 0  # where this turn's messages start in the transcript
 
     def run(self, task: str, cancel: threading.Event | None = None) -> Iterator[ev.AgentEvent]:
@@ -171,7 +175,7 @@ class Agent:
         self._names_checked_at = None
         self._urls_checked = self._reads_checked = self._steps_checked = False
         self._note_checked = False
-        self._echoes = 0
+        self._echoes = self._copies = 0
         status: ev.TurnStatus = "max_steps"
         try:
             for step in range(1, self.limits.max_steps + 1):
@@ -262,6 +266,10 @@ class Agent:
             return ""
         if change_only:
             return self._change_check()
+        if self._copies < MAX_COPIES and copies_example(answer.text):
+            # Small models copy the example exchange's answer word for word.
+            self._copies += 1
+            return COPIED_EXAMPLE
         if self._answers_unread():
             # Small models often answer a question about the user's files or records
             # from a guess, before any tool ran: ask once whether the data is needed.
@@ -409,6 +417,15 @@ class Agent:
         values may be copied from (the bridge's made-up check)."""
         return "\n".join(m.content for m in self.transcript if m.role in ("user", "tool"))
 
+    def model_view(self) -> list[ChatMessage]:
+        """What the model is given: the transcript, and in code mode the example
+        exchange (``CODE_EXAMPLE``) after its system prompt. The example is not recorded:
+        sessions, the UI and the judge see the conversation only."""
+        if (self.actions.mode != "code" or not self.transcript
+                or self.transcript[0].role != "system"):
+            return self.transcript
+        return [self.transcript[0], *CODE_EXAMPLE, *self.transcript[1:]]
+
     def _append(self, message: ChatMessage) -> ev.MessageAppended:
         self.transcript.append(message)
         return ev.MessageAppended(position=len(self.transcript) - 1, role=message.role,
@@ -424,7 +441,7 @@ class Agent:
         # Our own stop, also set by the user's cancel and by the turn's deadline.
         stop = turn.interrupt()
         text, result = "", None
-        for event in self.model.stream(self.transcript, params, stop):
+        for event in self.model.stream(self.model_view(), params, stop):
             if isinstance(event, Delta):
                 text += event.text
                 yield ev.ModelDelta(step=step, text=event.text)

@@ -64,6 +64,12 @@ ECHOED = ("That reply copies the error report instead of acting on it, and an er
           "report is not an answer. Do not write the output again: write one ```python "
           "block that does what the error and its hint say (or takes another way to the "
           "request), then answer from what it prints.")
+# Answers a final answer that is the prompt's example answer (app/agent/prompt.py), twice a
+# turn at most (app/agent/loop.py): the 0.5B copies it word for word.
+COPIED_EXAMPLE = ("That answer is the example's, about the made-up weather server at the "
+                  "start, not an answer to this request. Write the code that calls the tool "
+                  "for this request (by name, with the values from the request) and print "
+                  "its result; then answer from it.")
 # The one check before a final answer to a request for a change when no tool that changes
 # anything has run in the turn (app/agent/loop.py).
 UNCHANGED = ("Nothing has been changed yet: no tool that writes or changes anything ran in "
@@ -159,7 +165,7 @@ def is_feedback(content: str) -> bool:
             or any(check in content.split("\n", 1)[0] for check in (UNOPENED, UNREAD_FILES))
             or content in (EMPTY_REPLY, EMPTY_CODE, EMPTY_ANSWER, UNREAD_DATA, AFTER_ERROR,
                            AFTER_NOTE,
-                           ECHOED, UNCHANGED))
+                           ECHOED, UNCHANGED, COPIED_EXAMPLE))
 
 
 def closed_code_block(text: str) -> int | None:

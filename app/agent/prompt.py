@@ -1,10 +1,14 @@
-"""The system prompt: who the agent is, how it acts, and which servers it can use.
+"""The system prompt: who the agent is, how it acts, and which servers it can use; and
+the example exchange code mode shows the model after it.
 
-It stays the same for the whole session (so the KV cache keeps it) and lists servers
-and tool names only — full signatures are pulled on demand with ``tool_help``.
+Both stay the same for the whole session (so the KV cache keeps them). The prompt lists
+servers and tool names only — full signatures are pulled on demand with ``tool_help``.
 """
 
 from __future__ import annotations
+
+from deskmate.app.agent.parse import OUTPUT_PREFIX, TOOLS_FOUND
+from deskmate.app.llm.base import ChatMessage
 
 CODE_PROMPT = """\
 You are deskmate, an assistant that solves tasks by writing Python code that calls tools.
@@ -29,24 +33,6 @@ In the Python session:
 - Answer from what the tools returned, never from a guess. Count, add up and compare in
   code and print the result, rather than working numbers out in your head.
 
-Example (a made-up server; use the servers listed below):
-User: Will it rain in Oslo tomorrow?
-Assistant: A forecast tool would know; search_tools gives its name and parameters.
-```python
-print(search_tools("weather forecast for a city", k=3))
-```
-User: Output:
-['weather.get_forecast(city: str, days: int = 1) — Forecast for a city']
-Assistant: get_forecast takes the city and the number of days, by name; printing the result
-shows its shape.
-```python
-forecast = weather.get_forecast(city="Oslo", days=2)
-print(forecast)
-```
-User: Output:
-{{'city': 'Oslo', 'days': [{{'rain_mm': 0.0}}, {{'rain_mm': 4.2}}]}}
-Assistant: Final answer: Yes, about 4 mm of rain is forecast in Oslo tomorrow.
-
 {index}"""
 
 NO_TOOLS = "No tool servers are connected; plain Python still works."
@@ -56,5 +42,31 @@ You are deskmate, an assistant that solves tasks by calling the tools provided.
 Call tools when you need them; when the task is done, answer the user directly."""
 
 
+# A solved request with a made-up server, as chat turns between the system prompt and the
+# conversation (``Agent.model_view``), in the form the loop itself writes: the request,
+# the head start's note, code, its output, the answer. Written out as text inside the
+# system prompt instead, the 0.5B answered 20 of 35 train requests with the example's
+# own answer and wrote no code first on any; as turns it wrote code first on 26 of 35
+# (benchmarks/RESULTS.md, session 14).
+EXAMPLE_REQUEST = "Will it rain in Oslo tomorrow?"
+EXAMPLE_ANSWER = "Final answer: Yes, about 4 mm of rain is forecast in Oslo tomorrow."
+CODE_EXAMPLE = (
+    ChatMessage("user", EXAMPLE_REQUEST),
+    ChatMessage("user", TOOLS_FOUND + "weather.get_forecast(city: str, days: int = 1) — "
+                "Forecast for a city"),
+    ChatMessage("assistant", "get_forecast takes the city and the number of days, by name; "
+                "printing the result shows its shape.\n```python\nforecast = "
+                "weather.get_forecast(city=\"Oslo\", days=2)\nprint(forecast)\n```"),
+    ChatMessage("user", OUTPUT_PREFIX + "{'city': 'Oslo', 'days': [{'rain_mm': 0.0}, "
+                "{'rain_mm': 4.2}]}"),
+    ChatMessage("assistant", EXAMPLE_ANSWER),
+)
+
+
 def code_system_prompt(index: str) -> str:
     return CODE_PROMPT.format(index=index.strip() or NO_TOOLS)
+
+
+def copies_example(answer: str) -> bool:
+    """Whether a final answer's text is the example's answer (or holds it)."""
+    return EXAMPLE_ANSWER.removeprefix("Final answer: ") in " ".join(answer.split())
