@@ -74,7 +74,9 @@ class Terminal:
         self.send(line + b"\r")
         return self.expect(line + b"\r\n", after=after)
 
-    def wait(self, timeout: float = 60) -> int:
+    def wait(self, timeout: float = 180) -> int:
+        # As long as ``expect`` waits: under load (CI's 2 cores beside an eval) closing
+        # the model and the session once took over 60 s.
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
