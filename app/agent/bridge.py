@@ -27,31 +27,10 @@ from deskmate.app.agent.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from deskmate.app.agent.tool_errors import (
-    PATH_WORDS,
-    READ_FILE_TOOLS,
-    WRITE_FILE_TOOLS,
-    Tools,
-    character_hint,
-    character_note,
-    closest_lines,
-    create_first,
-    edit_target,
-    fixed_edits,
-    folder_note,
-    missing_folder,
-    move_into_hint,
-    named_first,
-    path_hint,
-    pathspec_folder,
-    shape_hint,
-    similar_name,
-    wildcard_hint,
-    write_first,
-)
+from deskmate.app.agent.failure_hints import FailureHints
+from deskmate.app.agent.tool_errors import PATH_WORDS, Tools, character_note, shape_hint
 from deskmate.app.agent.tool_news import CallNews
 from deskmate.app.agent.turn_record import REPEAT_LIMIT, TurnRecord
-from deskmate.app.agent.value_hints import call_with, format_hint, leading_slash, value_hint
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.policy import ApprovalRequest, Policy
 from deskmate.tools.sandbox import ToolError
@@ -117,7 +96,8 @@ class ToolBridge:
         self._servers: dict[str, str] = {}  # python name -> server name
         self._tools: dict[tuple[str, str], tuple[ToolSpec, Signature]] = {}
         self._search: ToolSearch | None = None
-        self._listing = False  # an error's hint is making its own call (_quietly)
+        # The hints after a tool's error; its ``calling``: a hint is making its own call.
+        self._hints = FailureHints(self.tools, self.call_json)
         # (server, tool) the user turned off: absent from the catalog, refused by name.
         self.disabled: frozenset[tuple[str, str]] = frozenset()
         self.retool(catalog)
@@ -334,27 +314,12 @@ class ToolBridge:
                        result.duration_s, result.structured)
         if result.is_error:
             raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}"
-                              + (path_hint(self._tools, real, result.text, spec.name)
-                                 or self._docs(real, sig))
-                              + self._folder_shown(real, result.text, spec.name)
-                              + self._lines_shown(real, sig, result.text, arguments)
-                              + write_first(self._tools, result.text,
-                                            self._meant(result.text, arguments),
-                                            call_with(real, sig, arguments))
-                              + character_hint(arguments, spec.name)
-                              + (value_hint(self._tools, real, spec, sig, arguments,
-                                            result.text)
-                                 or format_hint(real, sig, arguments))
-                              + wildcard_hint(self._tools, real, sig, arguments)
-                              + leading_slash(real, sig, arguments, context.said())
-                              + move_into_hint(spec.name, arguments, result.text)
-                              + create_first(self._tools, real, sig.name, result.text)
-                              + named_first(self._tools, real, spec.name, result.text,
-                                            arguments, turn.changed))
+                              + self._hints.text(real, spec, sig, arguments, result.text,
+                                                 turn, context.said))
         if not spec.read_only:
             turn.changed_by(arguments)
         value = result.value()  # decoded from JSON: the sandbox can send it back as is
-        if not self._listing:  # (a hint's own call is not the code's to print)
+        if not self._hints.calling:  # (a hint's own call is not the code's to print)
             name = f"{py_identifier(real)}.{sig.name}"
             note = (empty_note(self._tools, real, sig, arguments, value)
                     or character_note(name, arguments)
@@ -382,70 +347,6 @@ class ToolBridge:
                    else 'search_tools("fetch a web page")')
             raise BridgeError(f"{spec.name}'s {key!r} takes a path, and {value!r} is a web "
                               f"address: get web pages with {how}")
-
-    def _docs(self, server: str, sig: Signature) -> str:
-        """The tool's documentation, the first time it fails in a turn: the compact
-        signature the model called from says ``timezone: str``, the docs say "IANA
-        timezone name (e.g. 'America/New_York')", and a server's error often says neither."""
-        if (server, sig.name) in self.turn.documented:
-            return ""
-        self.turn.documented.add((server, sig.name))
-        return f"\nThe tool's documentation:\n{sig.text()}"
-
-    def _folder_shown(self, server: str, error: str, tool: str) -> str:
-        """For a file server's "no such file": what the folder above that path holds,
-        listed with the server's own tool (tool_errors.folder_note)."""
-        folder = missing_folder(error)
-        if (folder is None or (server, "list_directory") not in self._tools
-                or tool in WRITE_FILE_TOOLS):  # a write's folder is missing: nothing to list
-            return ""
-        listing = self._list(server, folder)
-        return "" if listing is None else folder_note(folder, listing)
-
-    def _lines_shown(self, server: str, sig: Signature, error: str,
-                     arguments: dict[str, Any]) -> str:
-        """For an edit whose text to replace is not in the file: the file's lines closest
-        to it, read with the server's own tool (tool_errors.closest_lines), and the call
-        with the file's words for a one-word text to replace (tool_errors.fixed_edits)."""
-        target = edit_target(error, arguments)
-        reader = next((name for name in READ_FILE_TOOLS if (server, name) in self._tools), None)
-        if target is None or reader is None:
-            return ""
-        text = self._quietly(server, reader, {"path": target[0]})
-        if text is None:
-            return ""
-        shown = closest_lines(target[0], text, target[1])
-        fixed = fixed_edits(arguments, text)
-        if not shown or fixed is None:
-            return shown
-        return f"{shown}\nLikely meant: {call_with(server, sig, {}, fixed)}"
-
-    def _meant(self, error: str, arguments: dict[str, Any]) -> str | None:
-        """For git's unmatched pathspec: the name in the repository's folder that the
-        call likely meant, listed with whichever server lists folders."""
-        folder = pathspec_folder(error, arguments)
-        lister = next((s for (s, name) in self._tools if name == "list_directory"), None)
-        if folder is None or lister is None:
-            return None
-        listing = self._list(lister, folder)
-        return None if listing is None else similar_name(error, listing)
-
-    def _list(self, server: str, folder: str) -> Any:
-        """``folder``'s listing, or None when it cannot be had."""
-        return self._quietly(server, "list_directory", {"path": folder})
-
-    def _quietly(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
-        """A call an error's hint makes (a folder's listing, a file's text), or None when
-        it cannot be had."""
-        if self._listing:  # the call's own failure calls nothing more
-            return None
-        self._listing = True
-        try:
-            return self.call_json(server, tool, arguments)
-        except Exception:  # refused or failed: the hint still says what to call
-            return None
-        finally:
-            self._listing = False
 
     def _server(self, name: str) -> str:
         if name in self._servers:
