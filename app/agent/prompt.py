@@ -47,15 +47,19 @@ Call tools when you need them; when the task is done, answer the user directly."
 # the head start's note, code, its output, the answer. Written out as text inside the
 # system prompt instead, the 0.5B answered 20 of 35 train requests with the example's
 # own answer and wrote no code first on any; as turns it wrote code first on 26 of 35
-# (benchmarks/RESULTS.md, session 14).
+# (benchmarks/RESULTS.md, session 14). The note offers three tools and the thought picks
+# the one that answers: with one tool the 1.5B called every tool of its own note in turn.
 EXAMPLE_REQUEST = "Will it rain in Oslo tomorrow?"
 EXAMPLE_ANSWER = "Final answer: Yes, about 4 mm of rain is forecast in Oslo tomorrow."
 CODE_EXAMPLE = (
     ChatMessage("user", EXAMPLE_REQUEST),
-    ChatMessage("user", TOOLS_FOUND + "weather.get_forecast(city: str, days: int = 1) — "
-                "Forecast for a city"),
-    ChatMessage("assistant", "get_forecast takes the city and the number of days, by name; "
-                "printing the result shows its shape.\n```python\nforecast = "
+    ChatMessage("user", TOOLS_FOUND
+                + "weather.get_alerts(region: str) — Active weather warnings for a region\n"
+                "weather.get_forecast(city: str, days: int = 1) — Forecast for a city\n"
+                "weather.list_stations(country: str) — Weather stations of a country"),
+    ChatMessage("assistant", "Tomorrow's rain is in a forecast, so get_forecast is the one "
+                "(not the warnings or the stations); I pass the city and the days by name "
+                "and print the result to see its shape.\n```python\nforecast = "
                 "weather.get_forecast(city=\"Oslo\", days=2)\nprint(forecast)\n```"),
     ChatMessage("user", OUTPUT_PREFIX + "{'city': 'Oslo', 'days': [{'rain_mm': 0.0}, "
                 "{'rain_mm': 4.2}]}"),
