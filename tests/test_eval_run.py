@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.prompt import CODE_EXAMPLE
 from deskmate.app.agent.scripted import ScriptedModel
 from deskmate.finetune.eval import EvalSettings, load_suite, run_eval
 from deskmate.finetune.eval.suite import substitute
@@ -71,7 +72,8 @@ def test_workspace_files_and_git_init(tmp_path):
 
 
 def user_prompt(messages) -> str:
-    return next(m.content for m in messages if m.role == "user")
+    """The request: the first user message after code mode's example exchange."""
+    return next(m.content for m in messages if m.role == "user" and m not in CODE_EXAMPLE)
 
 
 def workspace_of(messages) -> str:

@@ -418,11 +418,12 @@ class Agent:
         return "\n".join(m.content for m in self.transcript if m.role in ("user", "tool"))
 
     def model_view(self) -> list[ChatMessage]:
-        """What the model is given: the transcript, and in code mode the example
-        exchange (``CODE_EXAMPLE``) after its system prompt. The example is not recorded:
+        """What the model is given: the transcript, and in code mode with a server
+        connected the example exchange (``CODE_EXAMPLE``) after its system prompt (with
+        none, a made-up server's call is only a wrong lead). The example is not recorded:
         sessions, the UI and the judge see the conversation only."""
         if (self.actions.mode != "code" or not self.transcript
-                or self.transcript[0].role != "system"):
+                or self.transcript[0].role != "system" or not self.bridge.catalog.servers()):
             return self.transcript
         return [self.transcript[0], *CODE_EXAMPLE, *self.transcript[1:]]
 
