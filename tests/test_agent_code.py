@@ -48,13 +48,34 @@ def of(events, kind):
 
 
 def conversation(messages):
-    """What a model call was given, less the example exchange after the system prompt."""
-    assert tuple(messages[1:1 + len(CODE_EXAMPLE)]) == CODE_EXAMPLE
-    return [messages[0], *messages[1 + len(CODE_EXAMPLE):]]
+    """What a model call was given, less the example exchange after the system prompt
+    (``example_turns``)."""
+    if tuple(messages[1:1 + len(CODE_EXAMPLE)]) == CODE_EXAMPLE:
+        return [messages[0], *messages[1 + len(CODE_EXAMPLE):]]
+    return messages
+
+
+def test_the_example_is_text_in_the_system_prompt_by_default(hub):
+    _, model, _ = run(hub, ["Final answer: nothing to do"], task="Say hi")
+    seen = model.calls[0]
+    assert "Example (a made-up server" in seen[0].content and "Oslo" in seen[0].content
+    assert seen[1].content == "Say hi"
+
+
+def test_the_config_chooses_the_examples_form():
+    from dataclasses import replace
+
+    from deskmate.app.agent.factory import limits_from_config
+    from deskmate.app.config import AgentConfig, Config
+
+    assert not limits_from_config(Config())[0].example_turns
+    turns = replace(Config(), agent=AgentConfig(example="turns"))
+    assert limits_from_config(turns)[0].example_turns
 
 
 def test_the_model_sees_the_example_as_turns_which_are_not_recorded(hub):
-    events, model, runtime = run(hub, ["Final answer: nothing to do"], task="Say hi")
+    events, model, runtime = run(hub, ["Final answer: nothing to do"], task="Say hi",
+                                 example_turns=True)
     seen = model.calls[0]
     assert seen[0].role == "system" and "Oslo" not in seen[0].content
     assert [m.role for m in seen[1:6]] == ["user", "user", "assistant", "user", "assistant"]
@@ -69,7 +90,8 @@ def test_the_model_sees_the_example_as_turns_which_are_not_recorded(hub):
 
 def test_an_answer_that_copies_the_examples_answer_is_sent_back(hub):
     events, model, _ = run(hub, [EXAMPLE_ANSWER, py("print(toy.add(a=2, b=3))"),
-                                 "Final answer: 5"], task="Add 2 and 3 with the tool")
+                                 "Final answer: 5"], task="Add 2 and 3 with the tool",
+                           example_turns=True)
     assert events[-1].status == "answered" and events[-1].steps == 3
     told = conversation(model.calls[1])[-1].content
     assert told.startswith("That answer is the example's") and "this request" in told

@@ -106,7 +106,7 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
                           gate=cell_gate or CellGate())
         sandbox.start()
         index = build_index(catalog, count_tokens_for(model), index_tokens, signature_tokens)
-        prompt = code_system_prompt(index)
+        prompt = code_system_prompt(index, limits.example_turns)
         actions = CodeActions(sandbox, objects=bridge.objects,
                               returned=lambda: bridge.turn.returned, takers=bridge.takers)
     elif mode == "eager":
@@ -141,7 +141,7 @@ def follow_tools(runtime: AgentRuntime) -> str:
     else:
         index = build_index(catalog, count_tokens_for(agent.model), runtime.index_tokens,
                             runtime.signature_tokens)
-        agent.system_prompt = code_system_prompt(index)
+        agent.system_prompt = code_system_prompt(index, agent.limits.example_turns)
     return note if agent.transcript else ""
 
 
@@ -197,6 +197,7 @@ def limits_from_config(config: Config,
     limits = AgentLimits(max_steps=agent.max_steps, max_tool_calls=agent.max_tool_calls,
                          wall_s=agent.turn_timeout, observation_chars=agent.observation_chars,
                          max_tokens=min(model.max_tokens, 2048),
-                         temperature=model.temperature)
+                         temperature=model.temperature,
+                         example_turns=agent.example == "turns")
     limits = replace(limits, **{k: v for k, v in overrides.items() if v is not None})
     return limits, Limits(cell_timeout_s=agent.cell_timeout)

@@ -93,6 +93,9 @@ class AgentLimits:
     temperature: float = 0.2
     repeat_code: int = 3  # the same cell this many times in a turn ends it
     head_start: int = 3  # code mode: tools found for the request, shown before step 1
+    # Code mode's example as chat turns after the system prompt (prompt.CODE_EXAMPLE)
+    # instead of text inside it: better for a 0.5B model, worse for the 1.5B.
+    example_turns: bool = False
 
 
 @dataclass
@@ -418,12 +421,14 @@ class Agent:
         return "\n".join(m.content for m in self.transcript if m.role in ("user", "tool"))
 
     def model_view(self) -> list[ChatMessage]:
-        """What the model is given: the transcript, and in code mode with a server
-        connected the example exchange (``CODE_EXAMPLE``) after its system prompt (with
-        none, a made-up server's call is only a wrong lead). The example is not recorded:
-        sessions, the UI and the judge see the conversation only."""
-        if (self.actions.mode != "code" or not self.transcript
-                or self.transcript[0].role != "system" or not self.bridge.catalog.servers()):
+        """What the model is given: the transcript, and in code mode with
+        ``example_turns`` and a server connected the example exchange (``CODE_EXAMPLE``)
+        after its system prompt (with no server, a made-up server's call is only a wrong
+        lead). The example is not recorded: sessions, the UI and the judge see the
+        conversation only."""
+        if (self.actions.mode != "code" or not self.limits.example_turns
+                or not self.transcript or self.transcript[0].role != "system"
+                or not self.bridge.catalog.servers()):
             return self.transcript
         return [self.transcript[0], *CODE_EXAMPLE, *self.transcript[1:]]
 

@@ -33,7 +33,28 @@ In the Python session:
 - Answer from what the tools returned, never from a guess. Count, add up and compare in
   code and print the result, rather than working numbers out in your head.
 
-{index}"""
+{example}{index}"""
+
+TEXT_EXAMPLE = """\
+Example (a made-up server; use the servers listed below):
+User: Will it rain in Oslo tomorrow?
+Assistant: A forecast tool would know; search_tools gives its name and parameters.
+```python
+print(search_tools("weather forecast for a city", k=3))
+```
+User: Output:
+['weather.get_forecast(city: str, days: int = 1) — Forecast for a city']
+Assistant: get_forecast takes the city and the number of days, by name; printing the result
+shows its shape.
+```python
+forecast = weather.get_forecast(city="Oslo", days=2)
+print(forecast)
+```
+User: Output:
+{'city': 'Oslo', 'days': [{'rain_mm': 0.0}, {'rain_mm': 4.2}]}
+Assistant: Final answer: Yes, about 4 mm of rain is forecast in Oslo tomorrow.
+
+"""
 
 NO_TOOLS = "No tool servers are connected; plain Python still works."
 
@@ -42,13 +63,15 @@ You are deskmate, an assistant that solves tasks by calling the tools provided.
 Call tools when you need them; when the task is done, answer the user directly."""
 
 
-# A solved request with a made-up server, as chat turns between the system prompt and the
-# conversation (``Agent.model_view``), in the form the loop itself writes: the request,
-# the head start's note, code, its output, the answer. Written out as text inside the
-# system prompt instead, the 0.5B answered 20 of 35 train requests with the example's
-# own answer and wrote no code first on any; as turns it wrote code first on 26 of 35
-# (benchmarks/RESULTS.md, session 14). The note offers three tools and the thought picks
-# the one that answers: with one tool the 1.5B called every tool of its own note in turn.
+# The same kind of example as chat turns between the system prompt and the conversation
+# (``Agent.model_view``; ``[agent] example = "turns"``), in the form the loop itself
+# writes: the request, the head start's note, code, its output, the answer. With the text
+# example the 0.5B answered 20 of 35 train requests with the example's own answer and
+# wrote no code first on any; with turns it wrote code first on 26 of 35 and solved 5/35
+# train tasks against 3/35, but the 1.5B solved 6 of the first 14 against 9
+# (benchmarks/RESULTS.md, session 14): text stays the default. The note offers three
+# tools and the thought picks the one that answers: with one tool the 1.5B called every
+# tool of its own note in turn.
 EXAMPLE_REQUEST = "Will it rain in Oslo tomorrow?"
 EXAMPLE_ANSWER = "Final answer: Yes, about 4 mm of rain is forecast in Oslo tomorrow."
 CODE_EXAMPLE = (
@@ -67,8 +90,11 @@ CODE_EXAMPLE = (
 )
 
 
-def code_system_prompt(index: str) -> str:
-    return CODE_PROMPT.format(index=index.strip() or NO_TOOLS)
+def code_system_prompt(index: str, example_turns: bool = False) -> str:
+    """The code-mode system prompt; with ``example_turns`` without the text example (the
+    loop shows ``CODE_EXAMPLE`` as turns instead)."""
+    return CODE_PROMPT.format(index=index.strip() or NO_TOOLS,
+                              example="" if example_turns else TEXT_EXAMPLE)
 
 
 def copies_example(answer: str) -> bool:
