@@ -1,5 +1,6 @@
-"""The system prompt: who the agent is, how it acts, and which servers it can use; and
-the example exchange code mode shows the model after it.
+"""The system prompt: who the agent is, how it acts, a worked example, and which servers
+it can use; and the same kind of example as chat turns, which code mode shows after the
+prompt instead when ``[agent] example = "turns"``.
 
 Both stay the same for the whole session (so the KV cache keeps them). The prompt lists
 servers and tool names only — full signatures are pulled on demand with ``tool_help``.
