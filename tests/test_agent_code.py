@@ -10,7 +10,7 @@ from conftest import toy_server
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.factory import build_agent
 from deskmate.app.agent.loop import AgentLimits
-from deskmate.app.agent.prompt import CODE_EXAMPLE, EXAMPLE_ANSWER
+from deskmate.app.agent.prompt import EXAMPLE_ANSWER
 from deskmate.app.agent.scripted import ScriptedModel
 from deskmate.tools.hub import Hub
 from deskmate.tools.index import shows_signatures
@@ -45,14 +45,6 @@ def run(hub, replies, task="task", policy=None, signature_tokens=1000, experienc
 
 def of(events, kind):
     return [e for e in events if isinstance(e, kind)]
-
-
-def conversation(messages):
-    """What a model call was given, less the example exchange after the system prompt
-    (``example_turns``)."""
-    if tuple(messages[1:1 + len(CODE_EXAMPLE)]) == CODE_EXAMPLE:
-        return [messages[0], *messages[1 + len(CODE_EXAMPLE):]]
-    return messages
 
 
 def test_the_example_is_text_in_the_system_prompt_by_default(hub):
@@ -93,7 +85,7 @@ def test_an_answer_that_copies_the_examples_answer_is_sent_back(hub):
                                  "Final answer: 5"], task="Add 2 and 3 with the tool",
                            example_turns=True)
     assert events[-1].status == "answered" and events[-1].steps == 3
-    told = conversation(model.calls[1])[-1].content
+    told = model.calls[1][-1].content
     assert told.startswith("That answer is the example's") and "this request" in told
     assert of(events, ev.FinalAnswer)[-1].text == "5"
 
@@ -498,13 +490,13 @@ def test_without_read_only_marks_no_answer_is_held_for_a_missing_change(hub):
 def test_the_head_start_shows_the_best_matching_tools_before_step_one(hub):
     events, model, runtime = run(hub, ["Final answer: 5"], task="Add 2 and 3 with the tool",
                                  signature_tokens=0)
-    first = conversation(model.calls[0])
+    first = model.calls[0]
     assert first[2].role == "user" and "toy.add(a: int, b: int)" in first[2].content
     assert len(first) == 3
     assert runtime.agent.turns == 1 and events[-1].tool_calls == 0
     _, model, _ = run(hub, ["Final answer: 5"], task="Add 2 and 3", head_start=0,
                       signature_tokens=0)
-    assert [m.role for m in conversation(model.calls[0])] == ["system", "user"]
+    assert [m.role for m in model.calls[0]] == ["system", "user"]
 
 
 def test_the_head_start_finds_a_tool_for_each_step_of_the_request(tmp_path):
@@ -514,7 +506,7 @@ def test_the_head_start_finds_a_tool_for_each_step_of_the_request(tmp_path):
         assert notes.start()[0].status == "ready"
         _, model, _ = run(notes, ["Final answer: done"], signature_tokens=0, head_start=2,
                           task="Read the note called a, and then delete the note called a.")
-        found = conversation(model.calls[0])[2].content
+        found = model.calls[0][2].content
         assert "notes.read_note(key: str)" in found and "notes.delete_note(key: str)" in found
 
 
@@ -621,7 +613,7 @@ def test_a_solved_request_rated_up_comes_back_as_an_example_for_a_similar_one(hu
     assert experience is not None and len(experience) == 1  # the one rated up
     _, model, _ = run(hub, ["Final answer: 9"], task="Add 4 and 5 in /home/bo/more with the tool",
                       experience=experience)
-    example = conversation(model.calls[0])[2].content
+    example = model.calls[0][2].content
     assert example.startswith("An earlier request like this one was solved by this code")
     # Only the cell that ran without an error, the folder made this request's.
     assert "toy.add(a=2, b=3)" in example and "b='x'" not in example

@@ -315,7 +315,7 @@ class ToolBridge:
         if result.is_error:
             raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}"
                               + self._hints.text(real, spec, sig, arguments, result.text,
-                                                 turn, context.said))
+                                                 turn, context.said()))
         if not spec.read_only:
             turn.changed_by(arguments)
         value = result.value()  # decoded from JSON: the sandbox can send it back as is

@@ -53,23 +53,24 @@ class FailureHints:
         self.calling = False  # a hint is making its own call (_quietly)
 
     def text(self, server: str, spec: ToolSpec, sig: Signature, arguments: dict[str, Any],
-             error: str, turn: TurnRecord, said: Callable[[], str]) -> str:
+             error: str, turn: TurnRecord, said: str) -> str:
         """What follows the error ``server``'s ``spec`` returned for ``arguments``; ""
         when nothing applies. ``said``: the text of the user's messages so far."""
-        return ((path_hint(self._tools(), server, error, spec.name)
+        tools = self._tools()
+        return ((path_hint(tools, server, error, spec.name)
                  or self._docs(turn, server, sig))
                 + self._folder_shown(server, error, spec.name)
                 + self._lines_shown(server, sig, error, arguments)
-                + write_first(self._tools(), error, self._meant(error, arguments),
+                + write_first(tools, error, self._meant(error, arguments),
                               call_with(server, sig, arguments))
                 + character_hint(arguments, spec.name)
-                + (value_hint(self._tools(), server, spec, sig, arguments, error)
+                + (value_hint(tools, server, spec, sig, arguments, error)
                    or format_hint(server, sig, arguments))
-                + wildcard_hint(self._tools(), server, sig, arguments)
-                + leading_slash(server, sig, arguments, said())
+                + wildcard_hint(tools, server, sig, arguments)
+                + leading_slash(server, sig, arguments, said)
                 + move_into_hint(spec.name, arguments, error)
-                + create_first(self._tools(), server, sig.name, error)
-                + named_first(self._tools(), server, spec.name, error, arguments,
+                + create_first(tools, server, sig.name, error)
+                + named_first(tools, server, spec.name, error, arguments,
                               turn.changed))
 
     def _docs(self, turn: TurnRecord, server: str, sig: Signature) -> str:

@@ -78,8 +78,9 @@ if TYPE_CHECKING:
 # What the notes after a cell say (an answer right after one is checked once a turn).
 NOTES = (MADE_UP, NOT_GIVEN, ONE_CHARACTER, FOUND_NOTHING)
 MAX_AFTER_ERROR = 2  # checks of an answer right after a failed cell, a turn
-MAX_ECHOES = 2  # answers a turn that copy an error's report and are sent back (ECHOED)
-MAX_COPIES = 2  # answers a turn that copy the prompt's example answer (COPIED_EXAMPLE)
+# Answers a turn that copy text instead of acting, sent back: an error's report (ECHOED),
+# the example's answer (COPIED_EXAMPLE).
+MAX_ECHOES = 2
 TRACEBACK_HEAD = "Traceback (most recent call last)"
 ECHO_CHARS = 24  # a line of an answer this long, found in a failed output, copies it
 
@@ -148,8 +149,7 @@ class Agent:
         self._reads_checked = False  # the check of an answer about files only listed
         self._steps_checked = False  # the check of an answer with a change not made
         self._note_checked = False  # the check of an answer right after a note
-        self._echoes = 0  # answers this turn that copied an error's report
-        self._copies = 0  # answers this turn that copied the prompt's example answer
+        self._echoes = 0  # answers this turn that copied an error's report or the example
         self._turn_start = 0  # where this turn's messages start in the transcript
 
     def run(self, task: str, cancel: threading.Event | None = None) -> Iterator[ev.AgentEvent]:
@@ -178,7 +178,7 @@ class Agent:
         self._names_checked_at = None
         self._urls_checked = self._reads_checked = self._steps_checked = False
         self._note_checked = False
-        self._echoes = self._copies = 0
+        self._echoes = 0
         status: ev.TurnStatus = "max_steps"
         try:
             for step in range(1, self.limits.max_steps + 1):
@@ -269,9 +269,9 @@ class Agent:
             return ""
         if change_only:
             return self._change_check()
-        if self._copies < MAX_COPIES and copies_example(answer.text):
+        if self._echoes < MAX_ECHOES and copies_example(answer.text):
             # Small models copy the example exchange's answer word for word.
-            self._copies += 1
+            self._echoes += 1
             return COPIED_EXAMPLE
         if self._answers_unread():
             # Small models often answer a question about the user's files or records

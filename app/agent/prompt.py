@@ -36,9 +36,13 @@ In the Python session:
 
 {example}{index}"""
 
-TEXT_EXAMPLE = """\
+# The worked example's request and answer, in both forms (and the copy check's text).
+EXAMPLE_REQUEST = "Will it rain in Oslo tomorrow?"
+EXAMPLE_ANSWER = "Final answer: Yes, about 4 mm of rain is forecast in Oslo tomorrow."
+
+TEXT_EXAMPLE = f"""\
 Example (a made-up server; use the servers listed below):
-User: Will it rain in Oslo tomorrow?
+User: {EXAMPLE_REQUEST}
 Assistant: A forecast tool would know; search_tools gives its name and parameters.
 ```python
 print(search_tools("weather forecast for a city", k=3))
@@ -52,8 +56,8 @@ forecast = weather.get_forecast(city="Oslo", days=2)
 print(forecast)
 ```
 User: Output:
-{'city': 'Oslo', 'days': [{'rain_mm': 0.0}, {'rain_mm': 4.2}]}
-Assistant: Final answer: Yes, about 4 mm of rain is forecast in Oslo tomorrow.
+{{'city': 'Oslo', 'days': [{{'rain_mm': 0.0}}, {{'rain_mm': 4.2}}]}}
+Assistant: {EXAMPLE_ANSWER}
 
 """
 
@@ -73,8 +77,6 @@ Call tools when you need them; when the task is done, answer the user directly."
 # (benchmarks/RESULTS.md, session 14): text stays the default. The note offers three
 # tools and the thought picks the one that answers: with one tool the 1.5B called every
 # tool of its own note in turn.
-EXAMPLE_REQUEST = "Will it rain in Oslo tomorrow?"
-EXAMPLE_ANSWER = "Final answer: Yes, about 4 mm of rain is forecast in Oslo tomorrow."
 CODE_EXAMPLE = (
     ChatMessage("user", EXAMPLE_REQUEST),
     ChatMessage("user", TOOLS_FOUND
