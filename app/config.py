@@ -108,9 +108,10 @@ class AgentConfig:
         "(turns you rated up, eval tasks that passed) as an example. Off by default: on "
         "held-out eval tasks it has not helped the small models yet (benchmarks/RESULTS.md).")
     example: str = _field(
-        "text", "How code mode shows the model its worked example: text inside the system "
-        "prompt, or turns (a conversation after it). turns measured better for a 0.5B "
-        "model and worse for a 1.5B (benchmarks/RESULTS.md).", choices=("text", "turns"))
+        "auto", "How code mode shows the model its worked example: text inside the system "
+        "prompt, turns (a conversation after it), or auto: turns for a model under 1B "
+        "parameters, text otherwise. turns measured better for a 0.5B model and worse "
+        "for a 1.5B (benchmarks/RESULTS.md).", choices=("auto", "text", "turns"))
     signature_tokens: int = _field(
         1000, "Token budget for listing every tool's signature in the system prompt when "
         "the whole catalog fits (0: the index only, signatures loaded on demand).", min=0)

@@ -31,8 +31,8 @@ def hub(tmp_path_factory):
 
 
 def run(hub, replies, task="task", policy=None, signature_tokens=1000, experience=None,
-        **limits):
-    model = ScriptedModel(replies)
+        parameters=0, **limits):
+    model = ScriptedModel(replies, parameters=parameters)
     runtime = build_agent(model, hub=hub, policy=policy or Policy(yes_all=True),
                           limits=AgentLimits(**limits), signature_tokens=signature_tokens,
                           experience=experience)
@@ -60,14 +60,31 @@ def test_the_config_chooses_the_examples_form():
     from deskmate.app.agent.factory import limits_from_config
     from deskmate.app.config import AgentConfig, Config
 
-    assert not limits_from_config(Config())[0].example_turns
+    assert limits_from_config(Config())[0].example == "auto"
     turns = replace(Config(), agent=AgentConfig(example="turns"))
-    assert limits_from_config(turns)[0].example_turns
+    assert limits_from_config(turns)[0].example == "turns"
+
+
+@pytest.mark.parametrize(("parameters", "example", "as_turns"), [
+    (630_000_000, "auto", True),  # a 0.5B: turns
+    (1_780_000_000, "auto", False),  # a 1.5B: text
+    (0, "auto", False),  # size unknown (a server): text
+    (1_780_000_000, "turns", True),  # the setting wins over the size
+    (630_000_000, "text", False),
+])
+def test_auto_picks_the_examples_form_by_the_models_size(hub, parameters, example,
+                                                         as_turns):
+    _, model, runtime = run(hub, ["Final answer: nothing to do"], task="Say hi",
+                            parameters=parameters, example=example)
+    seen = model.calls[0]
+    assert runtime.agent.example_turns is as_turns
+    assert ("Oslo" in seen[0].content) is not as_turns  # the text example, or none
+    assert (seen[1].content != "Say hi") is as_turns  # the exchange before the request
 
 
 def test_the_model_sees_the_example_as_turns_which_are_not_recorded(hub):
     events, model, runtime = run(hub, ["Final answer: nothing to do"], task="Say hi",
-                                 example_turns=True)
+                                 example="turns")
     seen = model.calls[0]
     assert seen[0].role == "system" and "Oslo" not in seen[0].content
     assert [m.role for m in seen[1:6]] == ["user", "user", "assistant", "user", "assistant"]
@@ -83,7 +100,7 @@ def test_the_model_sees_the_example_as_turns_which_are_not_recorded(hub):
 def test_an_answer_that_copies_the_examples_answer_is_sent_back(hub):
     events, model, _ = run(hub, [EXAMPLE_ANSWER, py("print(toy.add(a=2, b=3))"),
                                  "Final answer: 5"], task="Add 2 and 3 with the tool",
-                           example_turns=True)
+                           example="turns")
     assert events[-1].status == "answered" and events[-1].steps == 3
     told = model.calls[1][-1].content
     assert told.startswith("That answer is the example's") and "this request" in told

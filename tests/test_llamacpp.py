@@ -269,3 +269,11 @@ def test_bad_model_files(tmp_path):
         LlamaCppModel(bogus)
     with pytest.raises(ModelError, match="not found"):
         LlamaCppModel(tmp_path / "absent.gguf")
+
+
+def test_reports_its_size_for_the_agents_example_form(tiny_model):
+    """SmolLM2-135M: about 135M weights, so example = "auto" shows it turns."""
+    from deskmate.app.agent.prompt import example_form
+
+    assert 100_000_000 < tiny_model.info.parameters < 200_000_000
+    assert example_form("auto", tiny_model.info) == "turns"

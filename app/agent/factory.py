@@ -18,7 +18,7 @@ from deskmate.app.agent.actions_eager import EagerActions, tool_schemas
 from deskmate.app.agent.bridge import ToolBridge
 from deskmate.app.agent.loop import Agent, AgentLimits
 from deskmate.app.agent.modes import Mode
-from deskmate.app.agent.prompt import EAGER_PROMPT, code_system_prompt
+from deskmate.app.agent.prompt import EAGER_PROMPT, code_system_prompt, example_form
 from deskmate.app.agent.toolchanges import catalog_of, describe_changes
 from deskmate.app.llm.base import ChatMessage, ChatModel
 from deskmate.tools.catalog import Catalog
@@ -106,7 +106,8 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
                           gate=cell_gate or CellGate())
         sandbox.start()
         index = build_index(catalog, count_tokens_for(model), index_tokens, signature_tokens)
-        prompt = code_system_prompt(index, limits.example_turns)
+        prompt = code_system_prompt(
+            index, example_form(limits.example, model.info) == "turns")
         actions = CodeActions(sandbox, objects=bridge.objects,
                               returned=lambda: bridge.turn.returned, takers=bridge.takers)
     elif mode == "eager":
@@ -141,7 +142,7 @@ def follow_tools(runtime: AgentRuntime) -> str:
     else:
         index = build_index(catalog, count_tokens_for(agent.model), runtime.index_tokens,
                             runtime.signature_tokens)
-        agent.system_prompt = code_system_prompt(index, agent.limits.example_turns)
+        agent.system_prompt = code_system_prompt(index, agent.example_turns)
     return note if agent.transcript else ""
 
 
@@ -198,6 +199,6 @@ def limits_from_config(config: Config,
                          wall_s=agent.turn_timeout, observation_chars=agent.observation_chars,
                          max_tokens=min(model.max_tokens, 2048),
                          temperature=model.temperature,
-                         example_turns=agent.example == "turns")
+                         example=agent.example)
     limits = replace(limits, **{k: v for k, v in overrides.items() if v is not None})
     return limits, Limits(cell_timeout_s=agent.cell_timeout)

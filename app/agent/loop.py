@@ -44,7 +44,7 @@ from deskmate.app.agent.parse import (
     unread_files,
     unseen_again,
 )
-from deskmate.app.agent.prompt import CODE_EXAMPLE, copies_example
+from deskmate.app.agent.prompt import CODE_EXAMPLE, copies_example, example_form
 from deskmate.app.agent.request import (
     asks_about_contents,
     asks_for_change,
@@ -94,9 +94,9 @@ class AgentLimits:
     temperature: float = 0.2
     repeat_code: int = 3  # the same cell this many times in a turn ends it
     head_start: int = 3  # code mode: tools found for the request, shown before step 1
-    # Code mode's example as chat turns after the system prompt (prompt.CODE_EXAMPLE)
-    # instead of text inside it: better for a 0.5B model, worse for the 1.5B.
-    example_turns: bool = False
+    # Code mode's example: "text" inside the system prompt, "turns" after it
+    # (prompt.CODE_EXAMPLE), or "auto": by the model's size (prompt.example_form).
+    example: str = "auto"
 
 
 @dataclass
@@ -420,13 +420,18 @@ class Agent:
         values may be copied from (the bridge's made-up check)."""
         return "\n".join(m.content for m in self.transcript if m.role in ("user", "tool"))
 
+    @property
+    def example_turns(self) -> bool:
+        """Whether the worked example is shown as turns (else it is in the system prompt)."""
+        return example_form(self.limits.example, self.model.info) == "turns"
+
     def model_view(self) -> list[ChatMessage]:
-        """What the model is given: the transcript, and in code mode with
-        ``example_turns`` and a server connected the example exchange (``CODE_EXAMPLE``)
+        """What the model is given: the transcript, and in code mode with the example
+        as turns (``example_turns``) and a server connected the exchange (``CODE_EXAMPLE``)
         after its system prompt (with no server, a made-up server's call is only a wrong
         lead). The example is not recorded: sessions, the UI and the judge see the
         conversation only."""
-        if (self.actions.mode != "code" or not self.limits.example_turns
+        if (self.actions.mode != "code" or not self.example_turns
                 or not self.transcript or self.transcript[0].role != "system"
                 or not self.bridge.catalog.servers()):
             return self.transcript

@@ -9,7 +9,7 @@ servers and tool names only — full signatures are pulled on demand with ``tool
 from __future__ import annotations
 
 from deskmate.app.agent.parse import OUTPUT_PREFIX, TOOLS_FOUND
-from deskmate.app.llm.base import ChatMessage
+from deskmate.app.llm.base import ChatMessage, ModelInfo
 
 CODE_PROMPT = """\
 You are deskmate, an assistant that solves tasks by writing Python code that calls tools.
@@ -91,6 +91,21 @@ CODE_EXAMPLE = (
                 "{'rain_mm': 4.2}]}"),
     ChatMessage("assistant", EXAMPLE_ANSWER),
 )
+
+
+# example = "auto": models below this many parameters get the example as turns. Measured
+# (benchmarks/RESULTS.md, session 14): a 0.63B model solved more with turns (5/35 train,
+# 4/32 held out, against 3/35 and 1/32), a 1.78B fewer (6/14 against 9/14).
+TURNS_BELOW_PARAMETERS = 1_000_000_000
+
+
+def example_form(setting: str, info: ModelInfo) -> str:
+    """"text" or "turns": the ``[agent] example`` setting, with "auto" decided by the
+    model's size; a model of unknown size (a server) gets text, the form larger models
+    do better with."""
+    if setting != "auto":
+        return setting
+    return "turns" if 0 < info.parameters < TURNS_BELOW_PARAMETERS else "text"
 
 
 def code_system_prompt(index: str, example_turns: bool = False) -> str:

@@ -26,12 +26,13 @@ Reply = str | Callable[[list[ChatMessage]], str]
 
 class ScriptedModel:
     def __init__(self, replies: Sequence[Reply], *, chunk: int = 6,
-                 name: str = "scripted") -> None:
+                 name: str = "scripted", parameters: int = 0) -> None:
         self.replies = list(replies)
         self.chunk = chunk
         self.calls: list[list[ChatMessage]] = []
         self.params: list[GenerationParams] = []
-        self.info = ModelInfo(name=name, backend="scripted", context_size=32768)
+        self.info = ModelInfo(name=name, backend="scripted", context_size=32768,
+                              parameters=parameters)
         self._seen_chars = 0
 
     def stream(self, messages: Sequence[ChatMessage],

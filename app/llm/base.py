@@ -124,6 +124,9 @@ class ModelInfo:
     # Where the layers run, for builds that can offload ("GPU 37/37 layers"); "" on a
     # CPU-only build, where there is no choice to show.
     placement: str = ""
+    # The model's weight count (llama.cpp reads it from the file); 0 where the backend
+    # cannot tell (a server). The agent picks its example's form by it (example = "auto").
+    parameters: int = 0
 
 
 @runtime_checkable

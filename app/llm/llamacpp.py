@@ -86,6 +86,17 @@ def _placement(offload: bool, n_gpu: int, gguf: GGUFInfo) -> str:
     return f"GPU {on_gpu}/{total} layers" if on_gpu else "CPU (gpu_layers = 0)"
 
 
+def _parameters(llama_cpp: Any, llm: Any) -> int:
+    """The loaded model's weight count; 0 where this llama-cpp-python lacks the call."""
+    n_params = getattr(llama_cpp, "llama_model_n_params", None)
+    if n_params is None:
+        return 0
+    try:
+        return int(n_params(llm.model))
+    except (AttributeError, TypeError, ValueError):
+        return 0
+
+
 class LlamaCppModel:
     """A chat model on llama.cpp. One generation at a time (calls are serialised)."""
 
@@ -163,6 +174,7 @@ class LlamaCppModel:
             adapter=self._adapter,
             gpu_offload=offload and n_gpu != 0,
             placement=_placement(offload, n_gpu, gguf),
+            parameters=_parameters(llama_cpp, self._llm),
         )
 
     # ------------------------------------------------------------ prompt
