@@ -208,6 +208,30 @@ def test_a_server_object_the_code_assigned_is_put_back(tools):
     assert ok(box.execute("print(git)")).stdout.startswith("<server git")
 
 
+def test_a_servers_tool_called_through_its_name_reused_for_a_value_reaches_the_server(tools):
+    """``for git in repos: git.echo(git)``: the name is the loop's str, the call the
+    server's; other attributes of the name are the value's own."""
+    box, handler = tools
+    looped = ok(box.execute("out = []\nfor git in ['a', 'b']:\n"
+                            "    out.append(git.echo(git.upper())['args'])\nout"))
+    assert eval(looped.value) == [["A"], ["B"]]
+    assert handler.calls[-2:] == [
+        ("tool", {"server": "git", "tool": "echo", "args": ["A"], "kwargs": {}}),
+        ("tool", {"server": "git", "tool": "echo", "args": ["B"], "kwargs": {}})]
+    assert looped.stdout.rstrip() == (
+        "(`git` is the git server's object; this code set it to a str, so its calls "
+        "git.<tool>(…) still went to the server, and it is the server again: give your "
+        "own variables other names)")
+    # In a function whose parameter has the server's name, and after a failing line.
+    ok(box.execute("def f(git):\n    return git.echo(git)['args']\nresult = f('x')"))
+    assert eval(ok(box.execute("result")).value) == ["x"]
+    failed = box.execute("git = 'y'\ngit.echo(1)\n1 / 0")
+    assert "ZeroDivisionError" in failed.error and "line 3" in failed.error
+    assert handler.calls[-1][1]["args"] == [1]
+    # A cell that binds no server name is run as written.
+    assert "AttributeError" in box.execute("text = 'a'\ntext.echo()").error
+
+
 def test_handler_values_are_sent_as_json_and_too_large_ones_are_tool_errors(monkeypatch):
     monkeypatch.setattr(protocol, "MAX_FRAME", 10_000)  # the host's side only
     answers = {"when": lambda: {"at": frozenset([1])}, "dump": lambda: "x" * 20_000}

@@ -25,6 +25,7 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, state: WorkerState)
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     status, error, value = "ok", "", None
     servers = {name: ns[name] for name in state.toolspace.server_names if name in ns}
+    rerouted: set[str] = set()
     state.in_cell = True
     try:
         set_cpu_budget(limits["cpu_s"])
@@ -33,6 +34,8 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, state: WorkerState)
             print(f"(`{taken}`: {' and '.join(names)} "
                   f"{'is a server object' if len(names) == 1 else 'are server objects'} "
                   "here, already defined: no import needed)")
+        ns[SERVERS] = servers
+        rerouted = reroute_shadowed_calls(tree, state.toolspace)
         for skipped in drop_unused_missing_imports(tree):
             print(f"(skipped `{skipped}`: not installed here, and nothing in this code "
                   "uses it)")
@@ -62,7 +65,7 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, state: WorkerState)
     finally:
         state.in_cell = False
         set_cpu_budget(None)
-    restore_servers(ns, servers)
+    restore_servers(ns, servers, rerouted)
     done = {"type": "done", "status": status, "error": error, "value": value}
     if cpu_spent(limits["cpu_s"]):
         done["restart"] = True
@@ -71,17 +74,53 @@ def run_cell(code: str, number: int, ns: dict, limits: dict, state: WorkerState)
     return done
 
 
-def restore_servers(ns: dict, servers: dict[str, object]) -> None:
+def restore_servers(ns: dict, servers: dict[str, object], rerouted: set[str]) -> None:
     """Put back a server's object that the cell's code assigned (``for time in
-    times:`` made ``time`` a str, and every later ``time.convert_time`` failed), with a
-    note that says so."""
+    times:`` made ``time`` a str), with a note that says so; ``rerouted``: the names
+    whose tool calls went to the server all the same (``reroute_shadowed_calls``)."""
     for name, server in servers.items():
         if ns.get(name) is server:
             continue
         kind = f"a {type(ns[name]).__name__}" if name in ns else "nothing"
         ns[name] = server
-        print(f"(`{name}` is the {name} server's object; this code set it to {kind}, so it "
-              "is the server again: give your own variables other names)")
+        calls = (f"its calls {name}.<tool>(…) still went to the server, and " if name in rerouted
+                 else "")
+        print(f"(`{name}` is the {name} server's object; this code set it to {kind}, so "
+              f"{calls}it is the server again: give your own variables other names)")
+
+
+# The name a cell's namespace holds the servers' objects under, for rerouted calls.
+SERVERS = "__deskmate_servers__"
+
+
+def reroute_shadowed_calls(tree: ast.Module, toolspace: Toolspace) -> set[str]:
+    """In a cell that binds a server's name to something else (``time, title =
+    line.split()``, ``for git in repos``), point each ``time.convert_time`` — the name
+    followed by one of that server's tools — at the server's object, whatever the name
+    holds when the line runs; the names so rerouted. Server names are common words, and
+    small models use them for their own values in the very loop that calls the tool:
+    every call then failed with "'str' object has no attribute 'convert_time'"."""
+    servers = set(toolspace.server_names)
+    bound = {node.id for node in ast.walk(tree)
+             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del)
+             and node.id in servers}
+    bound |= {node.arg for node in ast.walk(tree)
+              if isinstance(node, ast.arg) and node.arg in servers}
+    if not bound:
+        return set()
+    rerouted: set[str] = set()
+    for node in ast.walk(tree):
+        target = node.value if isinstance(node, ast.Attribute) else None
+        if (isinstance(target, ast.Name) and isinstance(target.ctx, ast.Load)
+                and target.id in bound
+                and target.id in toolspace.tool_servers.get(node.attr, ())):
+            assert isinstance(node, ast.Attribute)
+            node.value = ast.copy_location(
+                ast.Subscript(value=ast.Name(SERVERS, ast.Load()),
+                              slice=ast.Constant(target.id), ctx=ast.Load()), target)
+            rerouted.add(target.id)
+    ast.fix_missing_locations(tree)
+    return rerouted
 
 
 def server_imports(tree: ast.Module,
