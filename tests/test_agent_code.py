@@ -107,6 +107,18 @@ def test_an_answer_that_copies_the_examples_answer_is_sent_back(hub):
     assert of(events, ev.FinalAnswer)[-1].text == "5"
 
 
+def test_an_answer_is_a_copy_of_the_examples_with_a_word_changed_but_not_when_longer():
+    from deskmate.app.agent.prompt import copies_example
+
+    assert copies_example(EXAMPLE_ANSWER)
+    assert copies_example("Final answer: Yes, about 4 mm of rain is forecast in Tokyo tomorrow.")
+    assert copies_example("No, about 4 mm of rain is forecast in Oslo tomorrow.")
+    assert not copies_example("Final answer: 23:30")
+    # A real answer about rain, in words of its own.
+    assert not copies_example("Final answer: Tokyo expects 4 mm of rain tomorrow, mostly in "
+                              "the afternoon; take an umbrella to the 15:00 meeting.")
+
+
 def test_system_prompt_lists_servers_not_signatures(hub):
     _, model, _ = run(hub, ["Final answer: nothing to do"], signature_tokens=0)
     system = model.calls[0][0].content

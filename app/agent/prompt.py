@@ -8,6 +8,8 @@ servers and tool names only — full signatures are pulled on demand with ``tool
 
 from __future__ import annotations
 
+import re
+
 from deskmate.app.agent.parse import OUTPUT_PREFIX, TOOLS_FOUND
 from deskmate.app.llm.base import ChatMessage, ModelInfo
 
@@ -116,5 +118,15 @@ def code_system_prompt(index: str, example_turns: bool = False) -> str:
 
 
 def copies_example(answer: str) -> bool:
-    """Whether a final answer's text is the example's answer (or holds it)."""
-    return EXAMPLE_ANSWER.removeprefix("Final answer: ") in " ".join(answer.split())
+    """Whether a final answer's text is the example's answer, holds it, or is it with a
+    word changed ("… forecast in Tokyo tomorrow": the 0.5B puts the request's city in)."""
+    example = EXAMPLE_ANSWER.removeprefix("Final answer: ")
+    if example in " ".join(answer.split()):
+        return True
+    ours, theirs = _words(example), _words(answer.removeprefix("Final answer:"))
+    shared = len(ours & theirs)
+    return bool(theirs) and shared >= 0.8 * len(ours) and shared >= 0.8 * len(theirs)
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower()))
