@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deskmate.app.agent.bridge import BridgeError, ToolBridge
+from deskmate.app.agent.value_hints import value_hint
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.policy import Policy
 from deskmate.tools.spec import ToolSpec
@@ -227,31 +228,72 @@ def test_a_refused_value_gets_the_call_written_as_the_documentations_examples():
         text = f"Error executing tool: Invalid timezone: 'No time zone found with key {bad}'"
         return ToolResult(server, tool, (ContentItem("text", text=text),), is_error=True)
 
+    def hint(tool, arguments):
+        """The hint after the error (value_hints.value_hint), as the bridge would add it
+        had it not run the call it writes (``repair``)."""
+        spec, sig = bridge.tools()[("time", tool)]
+        error = call("time", tool, arguments).text
+        return value_hint(bridge.tools(), "time", spec, sig, arguments, error)
+
     bridge = ToolBridge(catalog, call, Policy(yes_all=True))
-    with pytest.raises(BridgeError) as caught:
-        bridge.call_tool("time", "convert_time", [], {
-            "source_timezone": "New York", "time": "09:30", "target_timezone": "Tokyo"})
-    assert str(caught.value).endswith(
+    assert hint("convert_time", {
+        "source_timezone": "New York", "time": "09:30", "target_timezone": "Tokyo"}).endswith(
         "Hint: source_timezone='New York' is not written the way the documentation's "
         "examples are; likely meant: time.convert_time(source_timezone='America/New_York', "
         "time='09:30', target_timezone='Asia/Tokyo')")
     # get_current_time's own examples lack Tokyo; convert_time's target_timezone has it.
-    with pytest.raises(BridgeError) as caught:
-        bridge.call_tool("time", "get_current_time", [], {"timezone": "tokyo"})
-    assert str(caught.value).endswith("time.get_current_time(timezone='Asia/Tokyo')")
+    assert hint("get_current_time", {"timezone": "tokyo"}).endswith(
+        "time.get_current_time(timezone='Asia/Tokyo')")
     # Examples that are IANA zones stand for every zone Python knows.
-    with pytest.raises(BridgeError) as caught:
-        bridge.call_tool("time", "convert_time", [], {
-            "source_timezone": "London", "time": "16:00", "target_timezone": "Los Angeles"})
-    assert str(caught.value).endswith(
-        "likely meant: time.convert_time(source_timezone='Europe/London', time='16:00', "
-        "target_timezone='America/Los_Angeles')")
-    # Nothing fits: the examples' form.
+    assert hint("convert_time", {
+        "source_timezone": "London", "time": "16:00", "target_timezone": "Los Angeles"}
+    ).endswith("likely meant: time.convert_time(source_timezone='Europe/London', "
+               "time='16:00', target_timezone='America/Los_Angeles')")
+    # Nothing fits: the examples' form, after the error (no call to run in its place).
     with pytest.raises(BridgeError) as caught:
         bridge.call_tool("time", "get_current_time", [], {"timezone": "Mars"})
     assert str(caught.value).endswith(
         "Hint: timezone='Mars' was refused; write it in the form of the documentation's "
         "examples: 'America/New_York', 'Europe/London', 'Asia/Tokyo'")
+
+
+def test_a_refused_call_that_a_hint_writes_whole_runs_as_written():
+    """The call the hint writes runs in the refused one's place: the code gets its
+    result and a note of what changed; when it fails too, both errors are raised."""
+    from deskmate.tools.hub.results import ContentItem, ToolResult
+
+    current = {"type": "object", "required": ["timezone"], "properties": {"timezone": {
+        "type": "string",
+        "description": "IANA timezone name (e.g., 'America/New_York', 'Europe/London')."}}}
+    catalog = Catalog.from_specs([ToolSpec("time", "get_current_time", "Now.", current)])
+    seen = []
+
+    def call(server, tool, arguments, cancel=None, hooks=None):
+        seen.append(arguments["timezone"])
+        zone = arguments["timezone"]
+        if zone == "Europe/London" and len(seen) < 3:
+            return ToolResult(server, tool, (ContentItem("text", text='{"hour": 9}'),))
+        text = f"Invalid timezone: 'No time zone found with key {zone}'"
+        return ToolResult(server, tool, (ContentItem("text", text=text),), is_error=True)
+
+    bridge = ToolBridge(catalog, call, Policy(yes_all=True))
+    assert bridge.call_tool("time", "get_current_time", [], {"timezone": "london"}) == {
+        "hour": 9}
+    assert seen == ["london", "Europe/London"] and bridge.turn.calls == 2
+    assert bridge.turn.returned[-1].note == (
+        "Note: timezone='london' was refused (Invalid timezone: 'No time zone found with key "
+        "london'); it is not written the way the documentation's examples are. "
+        "time.get_current_time(timezone='Europe/London') ran in its place, and the code went "
+        "on with its result.")
+    with pytest.raises(BridgeError) as caught:  # the server now refuses London too
+        bridge.call_tool("time", "get_current_time", [], {"timezone": "London"})
+    assert seen[2:] == ["London", "Europe/London"]
+    assert str(caught.value).startswith(
+        "time.get_current_time failed: Invalid timezone: 'No time zone found with key London'"
+        "\nRun again as time.get_current_time(timezone='Europe/London') (timezone='London' is "
+        "not written the way the documentation's examples are), it failed too: "
+        "time.get_current_time failed: Invalid timezone: 'No time zone found with key "
+        "Europe/London'")
 
 
 def test_a_value_refused_for_what_it_names_gets_no_examples():

@@ -53,13 +53,27 @@ def observations(hub, *cells: str, task: str = "") -> list[str]:
     return [e.content for e in events if isinstance(e, ev.Observation)]
 
 
-def test_a_timezone_written_as_a_city_gets_the_call_with_the_examples_form(hub):
+def test_a_timezone_written_as_a_city_runs_as_the_call_with_the_examples_form(hub):
     seen = observations(hub, 'print(time.convert_time(source_timezone="New York", '
                                'time="09:30", target_timezone="Tokyo"))')[0]
-    assert "Invalid timezone" in seen
-    assert seen.rstrip().endswith(
-        "likely meant: time.convert_time(source_timezone='America/New_York', time='09:30', "
-        "target_timezone='Asia/Tokyo')")
+    assert "'timezone': 'Asia/Tokyo'" in seen  # the call ran, corrected
+    assert seen.split("\n")[1].endswith(
+        "Note: source_timezone='New York' was refused (Error executing tool convert_time: "
+        "Invalid timezone: 'No time zone found with key New York'); it is not written the "
+        "way the documentation's examples are. "
+        "time.convert_time(source_timezone='America/New_York', time='09:30', "
+        "target_timezone='Asia/Tokyo') ran in its place, and the code went on with its "
+        "result.")
+
+
+def test_a_corrected_call_that_fails_too_shows_both_errors(hub):
+    # The zone is corrected; the time is in no form the documentation names.
+    seen = observations(hub, 'print(time.convert_time(source_timezone="New York", '
+                               'time="9:30am", target_timezone="Asia/Tokyo"))')[0]
+    assert "No time zone found with key New York" in seen
+    assert ("Run again as time.convert_time(source_timezone='America/New_York', "
+            "time='9:30am', target_timezone='Asia/Tokyo')") in seen
+    assert "it failed too: time.convert_time failed:" in seen and "Invalid time" in seen
 
 
 def test_a_search_with_a_sentence_that_found_nothing_is_told_to_try_a_word(hub):
@@ -280,32 +294,29 @@ def test_an_error_that_names_a_tool_to_call_first_gets_that_call(hub):
     assert "Changes committed successfully" in done
 
 
-def test_a_timestamp_where_the_documentation_asks_hh_mm_gets_the_part_that_fits(hub):
-    # A result's datetime passed on whole; the call with its HH:MM runs.
+def test_a_timestamp_where_the_documentation_asks_hh_mm_runs_with_the_part_that_fits(hub):
+    # A result's datetime passed on whole; the call with its HH:MM runs in its place.
     given = ('time.convert_time(source_timezone="Asia/Tokyo", '
              'time="2026-12-03T17:19:30+09:00", target_timezone="UTC")')
     meant = ("time.convert_time(source_timezone='Asia/Tokyo', time='17:19', "
              "target_timezone='UTC')")
-    seen, fixed = observations(hub, given, f"print({meant}['target']['datetime'])")
-    assert "Invalid time format" in seen
-    assert seen.rstrip().endswith("Hint: time='2026-12-03T17:19:30+09:00' holds '17:19', "
-                                  f"the form its documentation asks for; likely meant: {meant}")
-    assert "T08:19:00+00:00" in fixed
+    seen = observations(hub, f"print({given}['target']['datetime'])")[0]
+    assert "T08:19:00+00:00" in seen and "Invalid time format" in seen
+    assert seen.split("\n")[1].endswith("); it holds '17:19', the form its documentation asks "
+                                  f"for. {meant} ran in its place, and the code went on "
+                                  "with its result.")
 
 
-def test_the_requests_path_without_its_leading_slash_gets_the_call_with_it(hub):
+def test_the_requests_path_without_its_leading_slash_runs_with_it(hub):
     workdir = hub[1]
     relative = str(workdir).lstrip("/")
-    seen, fixed = observations(
-        hub, f'print(filesystem.list_directory(path="{relative}"))',
-        f"print(filesystem.list_directory(path='{workdir}'))",
-        task=f"Which .log files are in {workdir}?")
-    assert "ENOENT" in seen
-    assert seen.rstrip().endswith(
-        f"Hint: path='{relative}' lacks the leading '/' of the path the request gives, so "
-        "it was read inside the server's folder; likely meant: "
-        f"filesystem.list_directory(path='{workdir}')")
-    assert "a.log" in fixed
+    seen = observations(hub, f'print(filesystem.list_directory(path="{relative}"))',
+                        task=f"Which .log files are in {workdir}?")[0]
+    assert "a.log" in seen and "ENOENT" in seen
+    assert seen.split("\n")[1].endswith(
+        "); it lacks the leading '/' of the path the request gives, so it was read inside "
+        f"the server's folder. filesystem.list_directory(path='{workdir}') ran in its "
+        "place, and the code went on with its result.")
 
 
 def test_a_move_of_one_character_from_a_loop_over_text_says_to_split_lines(hub):

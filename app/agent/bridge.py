@@ -31,6 +31,7 @@ from deskmate.app.agent.failure_hints import FailureHints
 from deskmate.app.agent.tool_errors import PATH_WORDS, Tools, character_note, shape_hint
 from deskmate.app.agent.tool_news import CallNews
 from deskmate.app.agent.turn_record import REPEAT_LIMIT, TurnRecord
+from deskmate.app.agent.value_hints import Repair, call_with, repair
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.policy import ApprovalRequest, Policy
 from deskmate.tools.sandbox import ToolError
@@ -275,7 +276,11 @@ class ToolBridge:
         return self._invoke(real, spec, sig, arguments, call_id)
 
     def _invoke(self, real: str, spec: ToolSpec, sig: Signature,
-                arguments: dict[str, Any], call_id: str | None = None) -> Any:
+                arguments: dict[str, Any], call_id: str | None = None,
+                repaired: str = "") -> Any:
+        """Run one call through the policy and the hub; a refused call that a hint can
+        write whole runs once more as written (``_repair``), and ``repaired`` is the note
+        that says so."""
         self._refuse_url_as_path(spec, arguments)
         context, turn = self.context, self.turn
         if turn.calls >= context.max_tool_calls:
@@ -313,9 +318,14 @@ class ToolBridge:
         self._finished(call_id, real, spec.name, result.text, result.is_error,
                        result.duration_s, result.structured)
         if result.is_error:
-            raise BridgeError(f"{real}.{spec.name} failed: {result.text[:2000]}"
-                              + self._hints.text(real, spec, sig, arguments, result.text,
-                                                 turn, context.said()))
+            fix = (None if self._hints.calling or repaired
+                   else repair(self.tools(), real, spec, sig, arguments, result.text,
+                               context.said()))
+            failed = f"{real}.{spec.name} failed: {result.text[:2000]}"
+            if fix is not None:
+                return self._repair(real, spec, sig, fix, failed, result.text)
+            raise BridgeError(failed + self._hints.text(real, spec, sig, arguments,
+                                                         result.text, turn, context.said()))
         if not spec.read_only:
             turn.changed_by(arguments)
         value = result.value()  # decoded from JSON: the sandbox can send it back as is
@@ -324,8 +334,22 @@ class ToolBridge:
             note = (empty_note(self._tools, real, sig, arguments, value)
                     or character_note(name, arguments)
                     or turn.made_up(name, arguments, context.step, context.said))
-            turn.result(name, value, result.text, note)
+            turn.result(name, value, result.text, "\n".join(filter(None, (note, repaired))))
         return value
+
+    def _repair(self, real: str, spec: ToolSpec, sig: Signature, fix: Repair,
+                failed: str, error: str) -> Any:
+        """Run the call a refused one likely meant (value_hints.repair): its result goes
+        to the code, which carries on, with a note of what was changed. When it fails as
+        well, the first error is raised with the second, whose hints are about the call
+        as it was run again."""
+        try:
+            return self._invoke(real, spec, sig, fix.arguments,
+                                repaired=fix.note(real, sig, error))
+        except BridgeError as exc:
+            raise BridgeError(f"{failed}\nRun again as {call_with(real, sig, fix.arguments)} "
+                              f"({fix.param}={fix.given!r} {fix.why}), it failed too: "
+                              f"{exc}") from None
 
     def _finished(self, call_id: str, server: str, tool: str, text: str, is_error: bool,
                   duration: float, structured: Any = None) -> None:

@@ -9,11 +9,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from deskmate.app.agent.request import name_words
 from deskmate.app.agent.tool_errors import EXISTS, PATH_WORDS, Tools
-from deskmate.tools.signatures import Signature, py_identifier
+from deskmate.tools.signatures import Param, Signature, py_identifier
 from deskmate.tools.spec import ToolSpec
 
 # A value quoted in a parameter's description ("IANA timezone name (e.g., 'Asia/Tokyo')").
@@ -29,26 +30,43 @@ def value_hint(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
     copy. Examples come from the parameter's own description, then from the server's
     parameters that share a word of its name (a tool's ``timezone`` and another's
     ``target_timezone``)."""
-    if EXISTS.search(error):
-        return ""  # the value is fine; the thing it names is already there
-    refused = [p for p in sig.params if _given_text(arguments.get(p.original))
-               and arguments[p.original] in error and not p.name.lower().endswith(PATH_WORDS)]
+    refused, fixed = _refused(tools, server, spec, sig, arguments, error)
     if not refused:
         return ""
-    fixed = {p.original: meant for p in sig.params
-             if _given_text(arguments.get(p.original))
-             and (meant := _meant_value(arguments[p.original],
-                                        examples(tools, server, spec, p.original)))}
     param = refused[0]
-    shown = examples(tools, server, spec, param.original)[:3]
     if param.original in fixed:
         return (f"\nHint: {param.name}={arguments[param.original]!r} is not written the way "
                 f"the documentation's examples are; likely meant: "
                 f"{call_with(server, sig, arguments, fixed)}")
+    shown = examples(tools, server, spec, param.original)[:3]
     if not shown:
         return ""
     return (f"\nHint: {param.name}={arguments[param.original]!r} was refused; write it in "
             f"the form of the documentation's examples: {', '.join(map(repr, shown))}")
+
+
+def meant_values(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
+                 arguments: Mapping[str, Any], error: str) -> dict[str, Any]:
+    """The values ``value_hint``'s call rewrites (by JSON name); {} when it writes none."""
+    refused, fixed = _refused(tools, server, spec, sig, arguments, error)
+    return fixed if refused and refused[0].original in fixed else {}
+
+
+def _refused(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
+             arguments: Mapping[str, Any], error: str) -> tuple[list[Param], dict[str, Any]]:
+    """The parameters whose given text the error quotes, and every given text's
+    documented form where it differs (by JSON name)."""
+    if EXISTS.search(error):
+        return [], {}  # the value is fine; the thing it names is already there
+    refused = [p for p in sig.params if _given_text(arguments.get(p.original))
+               and arguments[p.original] in error and not p.name.lower().endswith(PATH_WORDS)]
+    if not refused:
+        return [], {}
+    fixed = {p.original: meant for p in sig.params
+             if _given_text(arguments.get(p.original))
+             and (meant := _meant_value(arguments[p.original],
+                                        examples(tools, server, spec, p.original)))}
+    return refused, fixed
 
 
 def call_with(server: str, sig: Signature, arguments: Mapping[str, Any],
@@ -67,15 +85,23 @@ def leading_slash(server: str, sig: Signature, arguments: Mapping[str, Any],
     leading '/' (``path='tmp/work'`` where the request says /tmp/work): the server read
     it as a folder inside its own root. The call with the paths the request wrote; small
     models copy a path from a request and drop the slash, then repeat the call."""
-    fixed = {p.original: "/" + value for p in sig.params
-             if (p.name.lower().endswith(PATH_WORDS) or p.name.lower() in ("source",
-                                                                          "destination"))
-             and isinstance(value := arguments.get(p.original), str)
-             and value and not value.startswith(("/", "~", "."))
-             and re.search(rf"(?<![\w/.-])/{re.escape(value.rstrip('/'))}(?![\w.-])", said)}
-    return meant_call(server, sig, arguments, fixed,
-                      "lacks the leading '/' of the path the request gives, so it was read "
-                      "inside the server's folder")
+    return meant_call(server, sig, arguments, slashed_paths(sig, arguments, said),
+                      SLASH_WHY)
+
+
+SLASH_WHY = ("lacks the leading '/' of the path the request gives, so it was read inside "
+             "the server's folder")
+
+
+def slashed_paths(sig: Signature, arguments: Mapping[str, Any], said: str) -> dict[str, str]:
+    """``leading_slash``'s rewrite: each path given without the leading '/' that the
+    conversation (``said``) writes with it, by JSON name."""
+    return {p.original: "/" + value for p in sig.params
+            if (p.name.lower().endswith(PATH_WORDS) or p.name.lower() in ("source",
+                                                                         "destination"))
+            and isinstance(value := arguments.get(p.original), str)
+            and value and not value.startswith(("/", "~", "."))
+            and re.search(rf"(?<![\w/.-])/{re.escape(value.rstrip('/'))}(?![\w.-])", said)}
 
 
 # A format a parameter's description names: HH:MM, YYYY-MM-DD, HH:MM:SS, YYYY-MM-DDTHH:MM.
@@ -87,6 +113,14 @@ def format_hint(server: str, sig: Signature, arguments: Mapping[str, Any]) -> st
     without being it (a whole timestamp, '2026-12-03T17:19:30+09:00', where the
     description says HH:MM): the part that fits, in the call to copy. Small models pass
     a result's datetime on as it is, then repeat the call."""
+    return meant_call(server, sig, arguments, formatted(sig, arguments), FORMAT_WHY)
+
+
+FORMAT_WHY = "holds {fixed!r}, the form its documentation asks for"
+
+
+def formatted(sig: Signature, arguments: Mapping[str, Any]) -> dict[str, str]:
+    """``format_hint``'s rewrite: the part of each value in its documented format."""
     fixed: dict[str, str] = {}
     for param in sig.params:
         value = arguments.get(param.original)
@@ -101,8 +135,7 @@ def format_hint(server: str, sig: Signature, arguments: Mapping[str, Any]) -> st
         inside = re.search(rf"(?<!\d){pattern}(?!\d)", value)
         if inside:
             fixed[param.original] = inside.group()
-    return meant_call(server, sig, arguments, fixed,
-                      "holds {fixed!r}, the form its documentation asks for")
+    return fixed
 
 
 def meant_call(server: str, sig: Signature, arguments: Mapping[str, Any],
@@ -179,3 +212,42 @@ def _meant_value(value: str, candidates: list[str]) -> str | None:
         return None
     fits = [c for c in candidates if words <= set(re.findall(r"[a-z0-9]+", c.lower()))]
     return min(fits, key=len) if fits else None
+
+
+# Ends a repair's note; the cell's observation puts such notes first (actions_code.py).
+REPAIRED = " ran in its place, and the code went on with its result."
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A refused call's likely meaning, written whole: the bridge runs it in the refused
+    call's place (bridge.py) and tells the model what it changed."""
+    arguments: dict[str, Any]  # the call's arguments with the rewritten values (JSON names)
+    param: str  # the first rewritten parameter (its Python name), its given value, and why
+    given: Any
+    why: str
+
+    def note(self, server: str, sig: Signature, error: str) -> str:
+        """What the model is told after the cell: the call as it ran, and why."""
+        reason = " ".join(error.split())[:160]
+        return (f"Note: {self.param}={self.given!r} was refused ({reason}); it {self.why}. "
+                f"{call_with(server, sig, self.arguments)}{REPAIRED}")
+
+
+def repair(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
+           arguments: Mapping[str, Any], error: str, said: str) -> Repair | None:
+    """The call a refused one likely meant, where a hint writes it whole from the tool's
+    own documentation or the user's words: a value in the documented form
+    ('America/New_York' for 'New York'), the part of a value in the documented format,
+    the request's path with its leading '/'. None when no hint writes a call. Small
+    models told the fix often copy the error instead; a call that cannot be misread
+    is safer run than explained."""
+    for fixed, why in ((meant_values(tools, server, spec, sig, arguments, error),
+                        "is not written the way the documentation's examples are"),
+                       (formatted(sig, arguments), FORMAT_WHY),
+                       (slashed_paths(sig, arguments, said), SLASH_WHY)):
+        first = next((p for p in sig.params if p.original in fixed), None)
+        if first is not None:
+            return Repair({**arguments, **fixed}, first.name, arguments[first.original],
+                          why.format(fixed=fixed[first.original]))
+    return None
