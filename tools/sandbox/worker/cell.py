@@ -110,11 +110,12 @@ def reroute_shadowed_calls(tree: ast.Module, toolspace: Toolspace) -> set[str]:
         return set()
     rerouted: set[str] = set()
     for node in ast.walk(tree):
-        target = node.value if isinstance(node, ast.Attribute) else None
+        if not isinstance(node, ast.Attribute):
+            continue
+        target = node.value
         if (isinstance(target, ast.Name) and isinstance(target.ctx, ast.Load)
                 and target.id in bound
                 and target.id in toolspace.tool_servers.get(node.attr, ())):
-            assert isinstance(node, ast.Attribute)
             node.value = ast.copy_location(
                 ast.Subscript(value=ast.Name(SERVERS, ast.Load()),
                               slice=ast.Constant(target.id), ctx=ast.Load()), target)
