@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from deskmate.app.agent.bridge import BridgeError, ToolBridge
+from deskmate.app.agent.bridge import BridgeError, CallContext, ToolBridge
 from deskmate.app.agent.value_hints import value_hint
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.policy import Policy
@@ -280,7 +280,7 @@ def test_a_refused_call_that_a_hint_writes_whole_runs_as_written():
     assert bridge.call_tool("time", "get_current_time", [], {"timezone": "london"}) == {
         "hour": 9}
     assert seen == ["london", "Europe/London"] and bridge.turn.calls == 2
-    assert bridge.turn.returned[-1].note == (
+    assert bridge.turn.returned[-1].repaired == (
         "Note: timezone='london' was refused (Invalid timezone: 'No time zone found with key "
         "london'); it is not written the way the documentation's examples are. "
         "time.get_current_time(timezone='Europe/London') ran in its place, and the code went "
@@ -385,3 +385,27 @@ def test_hints_keep_to_what_they_know():
     note = empty_note(tools, "memory", tools[("memory", "search_nodes")][1],
                       {"query": "Ada lives in"}, [])
     assert note.startswith("Note: memory.search_nodes(") and "read everything" not in note
+
+
+def test_a_repaired_calls_note_is_kept_apart_from_its_results_own_note():
+    """The note that a call ran fixed is its own field (the cell's output says it first),
+    not mixed into the result's note."""
+    from deskmate.tools.hub.results import ContentItem, ToolResult
+
+    schema = {"type": "object", "required": ["path"], "properties": {"path": {
+        "type": "string"}}}
+    catalog = Catalog.from_specs([ToolSpec("filesystem", "list_directory", "", schema)])
+
+    def call(server, tool, arguments, cancel=None, hooks=None):
+        if not arguments["path"].startswith("/"):
+            return ToolResult(server, tool, (ContentItem("text", text="ENOENT"),),
+                              is_error=True)
+        return ToolResult(server, tool, (ContentItem("text", text="[]"),))
+
+    bridge = ToolBridge(catalog, call, Policy(yes_all=True))
+    bridge.new_turn(CallContext(said=lambda: "What is in /srv/data?"))
+    assert bridge.call_tool("filesystem", "list_directory", [], {"path": "srv/data"}) == []
+    last = bridge.turn.returned[-1]
+    assert last.repaired.endswith("filesystem.list_directory(path='/srv/data') ran in its "
+                                  "place, and the code went on with its result.")
+    assert last.note == ""

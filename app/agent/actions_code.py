@@ -29,7 +29,6 @@ from deskmate.app.agent.parse import (
 from deskmate.app.agent.text_fields import text_fields
 from deskmate.app.agent.unprinted import Returned, came_to_nothing, unprinted
 from deskmate.app.agent.unused import unused_note
-from deskmate.app.agent.value_hints import REPAIRED
 from deskmate.app.llm.base import ChatMessage
 from deskmate.tools.sandbox import CellResult, Limits
 from deskmate.tools.sandbox.capture import truncate_middle as truncate
@@ -105,14 +104,13 @@ class CodeActions:
             content += "\n" + note
         if fields := text_fields(parsed.code, result.error, self.returned()):
             content += "\n" + fields
-        notes = list(dict.fromkeys(r.note for r in self.returned() if r.note))
         # A call the bridge ran fixed is said first: the cell's own error, if any, stays
         # last, where a small model acts on it (it fixed the named value and kept the bug).
-        if repaired := [n for n in notes if n.endswith(REPAIRED)]:
-            content = OUTPUT_PREFIX + "\n".join(repaired) + "\n" + content.removeprefix(
-                OUTPUT_PREFIX)
-        if rest := [n for n in notes if not n.endswith(REPAIRED)]:
-            content += "\n" + "\n".join(rest)
+        if repaired := "\n".join(dict.fromkeys(r.repaired for r in self.returned()
+                                                if r.repaired)):
+            content = f"{OUTPUT_PREFIX}{repaired}\n{content.removeprefix(OUTPUT_PREFIX)}"
+        if notes := "\n".join(dict.fromkeys(r.note for r in self.returned() if r.note)):
+            content += "\n" + notes
         if result.status == "ok" and (unused := unused_note(parsed.code, self.takers)):
             content += "\n" + unused
         self._seen[cell] = content

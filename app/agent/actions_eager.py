@@ -203,5 +203,6 @@ class EagerActions:
         except BridgeError as exc:
             return f"Error: {exc}"
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        returned = self.bridge.turn.returned
-        return f"{text}\n{returned[-1].note}" if returned and returned[-1].note else text
+        last = self.bridge.turn.returned[-1] if self.bridge.turn.returned else None
+        notes = [last.repaired, last.note] if last is not None else []
+        return "\n".join([text, *filter(None, notes)])

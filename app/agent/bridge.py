@@ -334,7 +334,7 @@ class ToolBridge:
             note = (empty_note(self._tools, real, sig, arguments, value)
                     or character_note(name, arguments)
                     or turn.made_up(name, arguments, context.step, context.said))
-            turn.result(name, value, result.text, "\n".join(filter(None, (note, repaired))))
+            turn.result(name, value, result.text, note, repaired)
         return value
 
     def _repair(self, real: str, spec: ToolSpec, sig: Signature, fix: Repair,

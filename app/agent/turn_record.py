@@ -64,10 +64,11 @@ class TurnRecord:
         self.changed += [value for value in arguments.values()
                          if isinstance(value, str) and value.startswith("/")]
 
-    def result(self, name: str, value: Any, text: str, note: str) -> None:
+    def result(self, name: str, value: Any, text: str, note: str,
+               repaired: str = "") -> None:
         """What a call of the model's code returned (``name``: ``fetch.fetch``), with the
-        note it adds for the model."""
-        self.returned.append(Returned(name, value, note))
+        note it adds for the model and, for a call run fixed, the note that says so."""
+        self.returned.append(Returned(name, value, note, repaired))
         if text.strip() and not empty(value):
             self.results.append(text.lower())
             self.sources.append(name)

@@ -37,6 +37,9 @@ class Returned:
     call: str  # "fetch.fetch": the server's object and the tool, as the code calls it
     value: Any  # what the call returned to the code
     note: str = ""  # what the result adds for the model (empty_result.empty_note)
+    # The call the bridge ran in a refused one's place, said before the cell's output
+    # (value_hints.Repair.note); "" for a call that ran as written.
+    repaired: str = ""
 
 
 def unprinted(returned: Sequence[Returned], shown: str) -> str:

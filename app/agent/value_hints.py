@@ -35,14 +35,16 @@ def value_hint(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
         return ""
     param = refused[0]
     if param.original in fixed:
-        return (f"\nHint: {param.name}={arguments[param.original]!r} is not written the way "
-                f"the documentation's examples are; likely meant: "
+        return (f"\nHint: {param.name}={arguments[param.original]!r} {VALUE_WHY}; likely meant: "
                 f"{call_with(server, sig, arguments, fixed)}")
     shown = examples(tools, server, spec, param.original)[:3]
     if not shown:
         return ""
     return (f"\nHint: {param.name}={arguments[param.original]!r} was refused; write it in "
             f"the form of the documentation's examples: {', '.join(map(repr, shown))}")
+
+
+VALUE_WHY = "is not written the way the documentation's examples are"
 
 
 def meant_values(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
@@ -214,10 +216,6 @@ def _meant_value(value: str, candidates: list[str]) -> str | None:
     return min(fits, key=len) if fits else None
 
 
-# Ends a repair's note; the cell's observation puts such notes first (actions_code.py).
-REPAIRED = " ran in its place, and the code went on with its result."
-
-
 @dataclass(frozen=True)
 class Repair:
     """A refused call's likely meaning, written whole: the bridge runs it in the refused
@@ -228,10 +226,11 @@ class Repair:
     why: str
 
     def note(self, server: str, sig: Signature, error: str) -> str:
-        """What the model is told after the cell: the call as it ran, and why."""
+        """What the model is told first in the cell's output: the call as it ran, and why."""
         reason = " ".join(error.split())[:160]
         return (f"Note: {self.param}={self.given!r} was refused ({reason}); it {self.why}. "
-                f"{call_with(server, sig, self.arguments)}{REPAIRED}")
+                f"{call_with(server, sig, self.arguments)} ran in its place, and the code "
+                "went on with its result.")
 
 
 def repair(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
@@ -242,10 +241,11 @@ def repair(tools: Tools, server: str, spec: ToolSpec, sig: Signature,
     the request's path with its leading '/'. None when no hint writes a call. Small
     models told the fix often copy the error instead; a call that cannot be misread
     is safer run than explained."""
-    for fixed, why in ((meant_values(tools, server, spec, sig, arguments, error),
-                        "is not written the way the documentation's examples are"),
-                       (formatted(sig, arguments), FORMAT_WHY),
-                       (slashed_paths(sig, arguments, said), SLASH_WHY)):
+    rewrites = ((lambda: meant_values(tools, server, spec, sig, arguments, error), VALUE_WHY),
+                (lambda: formatted(sig, arguments), FORMAT_WHY),
+                (lambda: slashed_paths(sig, arguments, said), SLASH_WHY))
+    for rewrite, why in rewrites:  # in the hints' order; the first that writes a call
+        fixed = rewrite()
         first = next((p for p in sig.params if p.original in fixed), None)
         if first is not None:
             return Repair({**arguments, **fixed}, first.name, arguments[first.original],
