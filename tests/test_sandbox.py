@@ -331,6 +331,14 @@ def test_plain_file_calls_on_the_users_paths_go_through_the_file_tools():
         ok(box.execute("with open('/home/u/notes/b.bin', 'wb') as f:\n"
                        "    f.write(b'caf\\xc3\\xa9')"))
         assert disk.pop("/home/u/notes/b.bin") == "café"
+        # A with-block that fails halfway leaves the user's file as it was (no write
+        # call at all), where plain Python would have emptied it at open().
+        before = len(calls)
+        failed = box.execute("with open('/home/u/notes/total.txt', 'w') as f:\n"
+                             "    f.write('partial')\n"
+                             "    f.write(str(int('GET /home 120ms')))").error
+        assert "ValueError" in failed
+        assert disk["/home/u/notes/total.txt"] == "3" and len(calls) == before
         walked = ok(box.execute("print([(r, d, f) for r, d, f in os.walk('/home/u')])"))
         assert walked.stdout.strip() == ("[('/home/u', ['notes'], []), "
                                          "('/home/u/notes', [], ['a.txt', 'total.txt'])]")

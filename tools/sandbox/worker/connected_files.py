@@ -159,6 +159,11 @@ def _text(value: object) -> str:
 class _WritesThrough:
     """Collects what the code writes; closing the file writes it through the tool.
 
+    A ``with`` block that raises closes the file without writing: the user's file stays
+    as it was. (Plain Python would have emptied it at ``open``; a small model's cell
+    that fails halfway, e.g. on parsing what it read, would then leave an empty file
+    behind and a "Successfully wrote" result that reads as success.)
+
     Mixed into io.StringIO or io.BytesIO, which provide ``closed``, ``getvalue`` and the
     ``close`` that ``super()`` reaches."""
 
@@ -177,6 +182,13 @@ class _WritesThrough:
                 content = content.decode(self._encoding, errors="replace")
             super().close()  # pyright: ignore[reportAttributeAccessIssue] (the io class)
             self._files.write(self._path, content)
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if kind is not None and not self.closed:
+            # Drop what was collected, then close: nothing reaches the tool.
+            super().close()  # pyright: ignore[reportAttributeAccessIssue] (the io class)
+            return
+        self.close()
 
 
 class _TextWriter(_WritesThrough, io.StringIO):
