@@ -275,6 +275,22 @@ class ToolBridge:
         _validate(spec, sig, arguments, self._tools, real)
         return self._invoke(real, spec, sig, arguments, call_id)
 
+    def call_quietly(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
+        """A call the agent makes for the model (a first look at the request's files), as
+        the code's calls run (policy, events, the turn's count) but without what follows
+        a failure (hints, a repaired call): it only raises BridgeError. A call the policy
+        would put to the user is not made for a look."""
+        real = self._server(server)
+        spec, sig = self._tool(real, tool)
+        if self.policy.will_ask(spec):
+            raise BridgeError(f"{real}.{spec.name} needs approval; not called for a look")
+        _validate(spec, sig, arguments, self._tools, real)
+        calling, self._hints.calling = self._hints.calling, True
+        try:
+            return self._invoke(real, spec, sig, arguments)
+        finally:
+            self._hints.calling = calling
+
     def _invoke(self, real: str, spec: ToolSpec, sig: Signature,
                 arguments: dict[str, Any], call_id: str | None = None,
                 repaired: str = "") -> Any:

@@ -21,6 +21,7 @@ from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions import Actions, Stop, Turn
 from deskmate.app.agent.bridge import CallContext, ToolBridge
 from deskmate.app.agent.empty_result import FOUND_NOTHING
+from deskmate.app.agent.first_look import first_look
 from deskmate.app.agent.made_up import MADE_UP
 from deskmate.app.agent.missing_step import missing_step
 from deskmate.app.agent.parse import (
@@ -94,6 +95,8 @@ class AgentLimits:
     temperature: float = 0.2
     repeat_code: int = 3  # the same cell this many times in a turn ends it
     head_start: int = 3  # code mode: tools found for the request, shown before step 1
+    # Code mode: the request's files read (first lines) and folders listed before step 1.
+    first_look: bool = True
     # Code mode's example: "text" inside the system prompt, "turns" after it
     # (prompt.CODE_EXAMPLE), or "auto": by the model's size (prompt.example_form).
     example: str = "auto"
@@ -181,6 +184,7 @@ class Agent:
         self._echoes = 0
         status: ev.TurnStatus = "max_steps"
         try:
+            yield from self._first_look(task, turn)
             for step in range(1, self.limits.max_steps + 1):
                 if cancel.is_set():
                     raise Stop("cancelled")
@@ -257,6 +261,16 @@ class Agent:
         found = list(dict.fromkeys(found))[:k]
         if found:
             yield self._append(ChatMessage("user", TOOLS_FOUND + "\n".join(found)))
+
+    def _first_look(self, task: str, turn: Turn) -> Generator[ev.AgentEvent, None, None]:
+        """What the request's files and folders hold, read through the file tools (their
+        calls count in this turn), as a note after the request (first_look.py)."""
+        if self.actions.mode != "code" or not self.limits.first_look:
+            return
+        note = yield from turn.in_thread(first_look, task, self.bridge.tools(),
+                                         self.bridge.call_quietly)
+        if note:
+            yield self._append(ChatMessage("user", note))
 
     def _check(self, reply: str, change_only: bool = False) -> str:
         """The one check a code-mode final answer gets before it is taken, if any (each

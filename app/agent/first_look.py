@@ -1,0 +1,166 @@
+"""A first look at the user's data a request names, shown before the model's first step.
+
+Asked for the median of ".../latency.log", a 1.5B model wrote the whole cell before it
+had seen a line: ``int(line)`` on "GET /home 120ms" failed, and it answered from a guess.
+A person opens the file before writing code against it; the model is given that look:
+each file the request names is read (its first lines) and each folder listed, through
+the connected file tools, as real calls (shown, recorded, under the approval policy:
+a read that would ask the user is not made for a look). What it shows is a note after
+the request, with the call that read it, so the code knows the shape before it parses.
+
+Paths that do not exist yet (the file to write) are left out without a word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from deskmate.app.agent.tool_errors import Tools
+from deskmate.tools.signatures import py_identifier
+
+READ_TOOLS = ("read_text_file", "read_file")  # the MCP filesystem server's names
+LIST_TOOLS = ("list_directory",)
+MAX_PATHS = 3  # a request names a few; more is a list the model should walk itself
+LOOK_LINES = 12  # a file's first lines: enough to show its shape
+LINE_CHARS = 160
+LOOK_CHARS = 900  # per path
+# An absolute path in the request, up to the sentence's punctuation after it.
+PATH = re.compile(r"(?<![\w.:/~-])/(?:[\w.@+-]+/)*[\w.@+-]+/?")
+HEADER = ("A first look at what the request's paths hold (read for you; your code must "
+          "still read what it uses):")
+
+
+@dataclass(frozen=True)
+class FileTools:
+    """The file server's read and list tools (names as the code calls them)."""
+
+    server: str
+    read: str | None
+    listing: str | None
+    head: bool  # the read tool takes ``head`` (its first N lines)
+
+    @classmethod
+    def find(cls, tools: Tools) -> FileTools | None:
+        """The first server with a tool that reads files (``read_text_file``), or None."""
+        by_server: dict[str, dict[str, Any]] = {}
+        for (server, name), (spec, sig) in tools.items():
+            by_server.setdefault(server, {})[name] = (spec, sig)
+        for server, named in by_server.items():
+            read = next((name for name in READ_TOOLS if name in named), None)
+            if read is None:
+                continue
+            listing = next((name for name in LIST_TOOLS if name in named), None)
+            head = any(p.original == "head" for p in named[read][1].params)
+            return cls(server, read, listing, head)
+        return None
+
+
+@dataclass(frozen=True)
+class Look:
+    path: str
+    call: str  # the call that read it, as code writes it
+    text: str  # what it showed, cut to its first lines
+
+    def render(self) -> str:
+        return f"{self.call}:\n{self.text}"
+
+
+def request_paths(request: str) -> list[str]:
+    """The absolute paths ``request`` names, in order, each once, without the sentence's
+    punctuation after them (at most MAX_PATHS)."""
+    found = (m.group(0).rstrip(".,;:!?") for m in PATH.finditer(request))
+    return list(dict.fromkeys(p for p in found if p.strip("/")))[:MAX_PATHS]
+
+
+def first_look(request: str, tools: Tools,
+               call: Callable[[str, str, dict[str, Any]], Any]) -> str:
+    """The note of what the request's paths hold, or "" (no file server, no path, or
+    nothing there yet). ``call(server, tool, arguments)`` runs one tool call; one that
+    raises (the path is not there, or the policy refused) is left out."""
+    files = FileTools.find(tools)
+    if files is None or files.listing is None:
+        return ""
+    looks: list[Look] = []
+    listings: dict[str, dict[str, bool] | None] = {}  # folder -> {name: is a folder}
+    for path in request_paths(request):
+        path = path.rstrip("/") or "/"
+        parent, _, name = path.rpartition("/")
+        if "." not in name:  # a folder (or a file without an extension: then no look)
+            look = _look(files, path, True, call)
+        else:
+            # What the parent folder holds says whether the file is there, so no read
+            # fails in front of the user for the file the request asks to create.
+            if (parent := parent or "/") not in listings:
+                listings[parent] = _entries(files, parent, call)
+            entries = listings[parent]
+            look = (_look(files, path, entries[name], call)
+                    if entries is not None and name in entries else None)
+        if look is not None:
+            looks.append(look)
+    return "\n".join([HEADER, *(look.render() for look in looks)]) if looks else ""
+
+
+def _entries(files: FileTools, folder: str,
+             call: Callable[[str, str, dict[str, Any]], Any]) -> dict[str, bool] | None:
+    """{name: is a folder} of what ``folder`` holds; None when it cannot be listed."""
+    assert files.listing is not None
+    try:
+        listing = _text(call(files.server, files.listing, {"path": folder}))
+    except Exception:  # not there, outside what the server may see, refused
+        return None
+    entries = {}
+    for line in listing.splitlines():
+        tag, _, name = line.strip().partition(" ")
+        if tag in ("[FILE]", "[DIR]") and name:
+            entries[name] = tag == "[DIR]"
+    return entries
+
+
+def _look(files: FileTools, path: str, folder: bool,
+          call: Callable[[str, str, dict[str, Any]], Any]) -> Look | None:
+    tool = files.listing if folder else files.read
+    assert tool is not None
+    arguments: dict[str, Any] = {"path": path}
+    head = tool == files.read and files.head
+    if head:
+        arguments["head"] = LOOK_LINES + 1  # one more: to tell that there is more
+    try:
+        value = call(files.server, tool, arguments)
+    except Exception:  # refused, or a file the server cannot read as text
+        return None
+    written = f"{py_identifier(files.server)}.{tool}(path={path!r})"
+    return Look(path, written, _cut(_text(value), whole=not head))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, dict) and isinstance(value.get("content"), str):
+        return value["content"]
+    return value if isinstance(value, str) else repr(value)
+
+
+def _cut(text: str, whole: bool) -> str:
+    """The first LOOK_LINES lines, each and all cut short; says how many more there are
+    when the whole text was read (a ``head`` read only tells that there is more)."""
+    lines = text.splitlines()
+    shown = [line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + " …"
+             for line in lines[:LOOK_LINES]]
+    out = _fit(shown)
+    more = len(lines) - len(out)
+    if more > 0:
+        out.append(f"… ({more} more lines)" if whole else "… (more lines)")
+    elif not lines:
+        out = ["(empty)"]
+    return "\n".join(out)
+
+
+def _fit(lines: Iterable[str]) -> list[str]:
+    out, size = [], 0
+    for line in lines:
+        size += len(line) + 1
+        if size > LOOK_CHARS:
+            break
+        out.append(line)
+    return out

@@ -1,0 +1,78 @@
+"""The first look at a request's files and folders (app/agent/first_look.py): through the
+code-mode loop with the real MCP filesystem server, and the path parsing on its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from deskmate.app.agent import events as ev
+from deskmate.app.agent.factory import build_agent
+from deskmate.app.agent.first_look import HEADER, request_paths
+from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.tools.hub import Hub, ServerConfig
+from deskmate.tools.policy import Policy
+
+
+def test_the_paths_of_a_request_come_without_the_sentences_punctuation():
+    request = ("Read /home/u/latency.log, then write the median into /home/u/median.txt. "
+               "Also list /home/u/reports/ and /home/u/latency.log again; see https://x.org/a.")
+    assert request_paths(request) == ["/home/u/latency.log", "/home/u/median.txt",
+                                      "/home/u/reports/"]
+    assert request_paths("What is 2/3 of 9? And and/or?") == []
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory, mcp_bin):
+    workdir = tmp_path_factory.mktemp("look")
+    npm = mcp_bin / "npm" / "node_modules" / ".bin"
+    (workdir / "latency.log").write_text("".join(f"GET /p{i} {100 + i}ms\n" for i in range(20)))
+    (workdir / "expenses").mkdir()
+    for name in ("march.csv", "april.csv"):
+        (workdir / "expenses" / name).write_text("item,amount\nrent,900\n")
+    server = ServerConfig("filesystem", command=str(npm / "mcp-server-filesystem"),
+                          args=(str(workdir),))
+    with Hub([server], workdir) as hub:
+        assert all(s.status == "ready" for s in hub.start())
+        yield hub, workdir
+
+
+def run(hub, task: str, **limits):
+    model = ScriptedModel(["Final answer: -"])
+    runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True),
+                          limits=AgentLimits(**limits))
+    try:
+        events = list(runtime.agent.run(task))
+    finally:
+        runtime.sandbox.close()
+    return events, model.calls[0]
+
+
+@pytest.mark.slow
+def test_the_requests_files_are_read_and_its_folders_listed_before_step_one(hub):
+    hub, workdir = hub
+    task = (f"{workdir}/latency.log has one request a line. Write the median latency into "
+            f"{workdir}/median.txt, and the totals of the files in {workdir}/expenses.")
+    events, seen = run(hub, task)
+    note = seen[-1].content
+    assert seen[-1].role == "user" and note.startswith(HEADER)
+    # The file's first lines, with the call that read them; that there is more.
+    assert f"filesystem.read_text_file(path='{workdir}/latency.log'):\nGET /p0 100ms\n" in note
+    assert "GET /p11 111ms\n… (more lines)" in note and "GET /p12" not in note
+    # The folder's listing; the file still to be written is not mentioned.
+    assert f"filesystem.list_directory(path='{workdir}/expenses'):\n" in note
+    assert "[FILE] april.csv" in note and "[FILE] march.csv" in note
+    assert "median.txt" not in note
+    # Real calls, in this turn's count, and none of them failed in front of the user.
+    finished = [e for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert [e.tool for e in finished] == ["list_directory", "read_text_file", "list_directory"]
+    assert not any(e.is_error for e in finished) and events[-1].tool_calls == 3
+
+
+@pytest.mark.slow
+def test_no_look_without_paths_there_or_when_turned_off(hub):
+    hub, workdir = hub
+    _, seen = run(hub, f"Write hello into {workdir}/new.txt")
+    assert not any(HEADER in m.content for m in seen)  # the only path is still to be made
+    _, seen = run(hub, f"What does {workdir}/latency.log say?", first_look=False)
+    assert not any(HEADER in m.content for m in seen)
