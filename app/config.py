@@ -107,6 +107,10 @@ class AgentConfig:
         False, "Show, after a request, the code that solved the most similar earlier one "
         "(turns you rated up, eval tasks that passed) as an example. Off by default: on "
         "held-out eval tasks it has not helped the small models yet (benchmarks/RESULTS.md).")
+    first_look: bool = _field(
+        True, "Code mode: before the first step, read the first lines of each file and "
+        "list each folder the request names (its absolute paths), through the connected "
+        "file tools, and show them to the model, so its code knows the data's shape.")
     example: str = _field(
         "auto", "How code mode shows the model its worked example: text inside the system "
         "prompt, turns (a conversation after it), or auto: turns for a model under 1B "

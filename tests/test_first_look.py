@@ -14,6 +14,17 @@ from deskmate.tools.hub import Hub, ServerConfig
 from deskmate.tools.policy import Policy
 
 
+def test_the_config_turns_the_first_look_off():
+    from dataclasses import replace
+
+    from deskmate.app.agent.factory import limits_from_config
+    from deskmate.app.config import AgentConfig, Config
+
+    assert limits_from_config(Config())[0].first_look is True
+    off = replace(Config(), agent=AgentConfig(first_look=False))
+    assert limits_from_config(off)[0].first_look is False
+
+
 def test_the_paths_of_a_request_come_without_the_sentences_punctuation():
     request = ("Read /home/u/latency.log, then write the median into /home/u/median.txt. "
                "Also list /home/u/reports/ and /home/u/latency.log again; see https://x.org/a.")

@@ -199,6 +199,6 @@ def limits_from_config(config: Config,
                          wall_s=agent.turn_timeout, observation_chars=agent.observation_chars,
                          max_tokens=min(model.max_tokens, 2048),
                          temperature=model.temperature,
-                         example=agent.example)
+                         example=agent.example, first_look=agent.first_look)
     limits = replace(limits, **{k: v for k, v in overrides.items() if v is not None})
     return limits, Limits(cell_timeout_s=agent.cell_timeout)
