@@ -87,3 +87,22 @@ def test_no_look_without_paths_there_or_when_turned_off(hub):
     assert not any(HEADER in m.content for m in seen)  # the only path is still to be made
     _, seen = run(hub, f"What does {workdir}/latency.log say?", first_look=False)
     assert not any(HEADER in m.content for m in seen)
+
+
+@pytest.mark.slow
+def test_an_answer_read_off_the_look_before_any_code_ran_is_checked_once(hub):
+    from deskmate.app.agent.parse import FROM_LOOK
+
+    hub, workdir = hub
+    model = ScriptedModel(["Final answer: GET /p0 100ms",
+                           "Let me compute.\n```python\nprint(len(filesystem.read_text_file("
+                           f"path='{workdir}/latency.log').splitlines()))\n```",
+                           "Final answer: 20 requests"])
+    runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True))
+    try:
+        events = list(runtime.agent.run(f"How many requests does {workdir}/latency.log hold?"))
+    finally:
+        runtime.sandbox.close()
+    observations = [e.content for e in events if isinstance(e, ev.Observation)]
+    assert observations[0] == FROM_LOOK and observations[1].strip() == "Output:\n20"
+    assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["20 requests"]

@@ -29,6 +29,7 @@ from deskmate.app.agent.parse import (
     AFTER_NOTE,
     COPIED_EXAMPLE,
     ECHOED,
+    FROM_LOOK,
     OUTPUT_PREFIX,
     TOOLS_FOUND,
     UNCHANGED,
@@ -152,6 +153,7 @@ class Agent:
         self._reads_checked = False  # the check of an answer about files only listed
         self._steps_checked = False  # the check of an answer with a change not made
         self._note_checked = False  # the check of an answer right after a note
+        self._look_calls = 0  # the calls this turn's first look made (not the model's)
         self._echoes = 0  # answers this turn that copied an error's report or the example
         self._turn_start = 0  # where this turn's messages start in the transcript
 
@@ -182,6 +184,7 @@ class Agent:
         self._urls_checked = self._reads_checked = self._steps_checked = False
         self._note_checked = False
         self._echoes = 0
+        self._look_calls = 0
         status: ev.TurnStatus = "max_steps"
         try:
             yield from self._first_look(task, turn)
@@ -269,6 +272,8 @@ class Agent:
             return
         note = yield from turn.in_thread(first_look, task, self.bridge.tools(),
                                          self.bridge.call_quietly)
+        # The look's calls are not the model's: an answer before its own are checked.
+        self._look_calls = self.bridge.turn.calls
         if note:
             yield self._append(ChatMessage("user", note))
 
@@ -291,7 +296,7 @@ class Agent:
             # Small models often answer a question about the user's files or records
             # from a guess, before any tool ran: ask once whether the data is needed.
             self._checked = True
-            return UNREAD_DATA
+            return FROM_LOOK if self._look_calls else UNREAD_DATA
         if self._echoes < MAX_ECHOES and self._echoes_a_failure(answer.text):
             # ... or, told so, write the failed cell's output back as the answer (which a
             # look at the tools' results in it would otherwise pass as read).
@@ -365,7 +370,7 @@ class Agent:
     def _answers_unread(self) -> bool:
         """The first final answer of the turn, with no tool call yet, to a request that
         names a path, a file or a store of the user's data."""
-        return (not self._checked and not self.bridge.turn.calls
+        return (not self._checked and self.bridge.turn.calls == self._look_calls
                 and bool(self.bridge.catalog.servers()) and names_user_data(self._request))
 
     def _echoes_a_failure(self, text: str) -> bool:
@@ -425,7 +430,7 @@ class Agent:
         if (self._change_checked or self.bridge.turn.changes
                 or not asks_for_change(self._request)):
             return False
-        if self._checked and not self.bridge.turn.calls:
+        if self._checked and self.bridge.turn.calls == self._look_calls:
             return False  # asked for a tool once already, and still none ran: no second nag
         return self.bridge.marks_read_only()
 

@@ -47,6 +47,14 @@ OUTPUT_PREFIX = "Output:\n"  # starts every observation of a code cell
 UNREAD_DATA = ("That answer came before any tool returned data. Write the code that calls "
                "the tool for what the request asks (by name, with the values from the "
                "request) and print its result; then answer from it.")
+# ... and the same answer when the first look (first_look.py) had shown the data: a
+# small model read a table or a listing off the look and answered from its head
+# ("Northeast" for the region with the highest total; the first of four files as the
+# largest).
+FROM_LOOK = ("That answer came from the first look alone, before your code ran, and the "
+             "look is not the work the request asks for. Write the code that reads the "
+             "data with the tool, works out what the request asks (count, add up, compare "
+             "in code) and prints it; then answer from its output.")
 # The one check before a final answer given right after a cell failed (app/agent/loop.py).
 AFTER_ERROR = ("That answer came right after an error, so it is not from the data. Read the "
                "error, fix the code (another tool, or the arguments the signature names) "
