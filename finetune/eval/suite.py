@@ -105,7 +105,8 @@ class Suite:
     site: Path | None = None
 
     def select(self, names: list[str] | None) -> list[Task]:
-        """Tasks by id or selection name (``smoke``), in suite order; all when None."""
+        """Tasks by id or selection name (``smoke``), in the order named, each once; all (in
+        suite order) when None."""
         if not names:
             return list(self.tasks.values())
         wanted: list[str] = []
