@@ -548,3 +548,25 @@ async def test_slash_commands_never_reach_the_model(home):
         await ask(app, pilot, "/etc/hosts: what is this file?")  # a path is no command
         await turn_done(app, pilot)
         assert model.calls[0][-1].content == "/etc/hosts: what is this file?"
+
+
+async def test_the_first_look_shows_its_calls_and_the_check_after_it(home, mcp_bin, tmp_path):
+    """The first look's reads appear as tool blocks before step 1, and the check of an
+    answer read off the look still gets a block of its own."""
+    from deskmate.tools.hub import ServerConfig
+
+    (tmp_path / "scores.csv").write_text("name,score\nAda,90\nBo,70\n")
+    files = ServerConfig("filesystem", args=(str(tmp_path),),
+                         command=str(mcp_bin / "npm" / "node_modules" / ".bin"
+                                     / "mcp-server-filesystem"))
+    model = scripted("Final answer: Ada", "Final answer: Ada, with 90")
+    app = make_app(model, servers=[files], mode="code")
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        await ask(app, pilot, f"Who scored highest in {tmp_path}/scores.csv?")
+        await turn_done(app, pilot, 60)
+        blocks = list(app.chat.query(ActionBlock))
+        assert [(b.kind, b.status) for b in blocks] == [("tool", "ok"), ("tool", "ok"),
+                                                        ("code", "error")]
+        assert blocks[1].label.startswith("filesystem.read_text_file(")
+        assert blocks[2].label == "reply format corrected"

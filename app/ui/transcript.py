@@ -209,7 +209,10 @@ class Transcript(VerticalScroll):
 
         from deskmate.app.ui.blocks import ActionBlock, short_args
 
-        self._tools_since_observation += 1
+        # A call made before step 1 (the first look) answers no reply of the model's: the
+        # next observation still gets its own block.
+        if e.step:
+            self._tools_since_observation += 1
         block = ActionBlock("tool", f"{e.server}.{e.tool}({short_args(e.arguments)})",
                             json.dumps(e.arguments, indent=2, ensure_ascii=False),
                             key=e.call_id)
