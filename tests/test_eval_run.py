@@ -395,3 +395,31 @@ def test_stable_runs_show_the_model_the_same_request_and_repository(suite, bins,
         heads.append(subprocess.run(["git", "rev-parse", "HEAD"], cwd=workspace, text=True,
                                     capture_output=True, check=True).stdout)
     assert heads[0] == heads[1]
+
+
+def test_a_stable_folder_or_port_in_use_is_said_not_silently_replaced(suite):
+    import contextlib
+    import socket
+
+    from deskmate.finetune.eval.runner import STABLE_PORT, task_root
+    from deskmate.finetune.eval.site import LocalSite
+
+    task = suite.tasks["git-last-author"]
+    held = task_root(task, stable=True)  # as another run (or a killed one) leaves it
+    try:
+        with pytest.warns(RuntimeWarning, match="is in use .* not --stable"):
+            other = task_root(task, stable=True)
+        assert other != held and other.exists()
+        other.rmdir()
+    finally:
+        held.rmdir()
+    taken = socket.socket()
+    try:
+        with contextlib.suppress(OSError):  # another eval may hold it: the same case
+            taken.bind(("127.0.0.1", STABLE_PORT))
+        with pytest.warns(RuntimeWarning, match=f"port {STABLE_PORT} is in use"):
+            site = LocalSite(suite.site, STABLE_PORT)
+        assert not site.url.endswith(f":{STABLE_PORT}")
+        site._server.server_close()
+    finally:
+        taken.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,7 +124,12 @@ def task_root(task: Task, stable: bool = False) -> Path:
             root.mkdir()
             return root
         except FileExistsError:
-            pass
+            # The run goes on, but the model sees another path: say so, or a run that
+            # differs from its twin reads as the harness's doing.
+            warnings.warn(f"{root} is in use (another eval, or left by one that was "
+                          "killed: remove it when no eval runs); task "
+                          f"{task.id} runs in a folder of its own, not --stable",
+                          RuntimeWarning, stacklevel=2)
     return Path(tempfile.mkdtemp(prefix=f"deskmate-eval-{task.id}-"))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import warnings
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -29,6 +30,10 @@ class LocalSite:
             if not port:
                 raise
             self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            warnings.warn(f"port {port} is in use (another eval running?): the local site "
+                          f"serves on {self._server.server_address[1]}, so the tasks' "
+                          "addresses differ from a --stable run's", RuntimeWarning,
+                          stacklevel=2)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         name="eval-site", daemon=True)
