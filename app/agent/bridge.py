@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from deskmate.app.agent.call_args import BridgeError, binding, name_hint, validate
 from deskmate.app.agent.empty_result import empty_note
 from deskmate.app.agent.events import (
     AgentEvent,
@@ -28,16 +29,14 @@ from deskmate.app.agent.events import (
     ToolCallStarted,
 )
 from deskmate.app.agent.failure_hints import FailureHints
-from deskmate.app.agent.tool_errors import PATH_WORDS, Tools, character_note, shape_hint
+from deskmate.app.agent.tool_errors import PATH_WORDS, Tools, character_note
 from deskmate.app.agent.tool_news import CallNews
 from deskmate.app.agent.turn_record import REPEAT_LIMIT, TurnRecord
 from deskmate.app.agent.value_hints import Repair, call_with, repair
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.policy import ApprovalRequest, Policy
-from deskmate.tools.sandbox import ToolError
 from deskmate.tools.signatures import Signature, py_identifier, signature
 from deskmate.tools.spec import ToolSpec
-from deskmate.tools.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from deskmate.tools.hub.elicitation import Asker
@@ -53,10 +52,6 @@ def new_call_id() -> str:
     model switch, server change) while recording into the same session, and the store
     keys tool calls by (session, call id)."""
     return f"call_{uuid.uuid4().hex[:12]}"
-
-
-class BridgeError(ToolError):
-    """Refused or failed; the sandbox raises it in the model's code as ToolError."""
 
 
 def _nothing() -> str:
@@ -262,7 +257,7 @@ class ToolBridge:
             # put them in another order repeats the call unless the error shows how.
             if not args or len(sig.params) == 1:
                 raise
-            raise BridgeError(f"{exc}\n{_binding(server, sig, args, str(exc))}") from exc
+            raise BridgeError(f"{exc}\n{binding(server, sig, args, str(exc))}") from exc
 
     def call_json(self, server: str, tool: str, arguments: dict[str, Any],
                   call_id: str | None = None) -> Any:
@@ -272,7 +267,7 @@ class ToolBridge:
         spec, sig = self._tool(real, tool)
         if not isinstance(arguments, dict):
             raise BridgeError(f"arguments of {spec.name} must be a JSON object")
-        _validate(spec, sig, arguments, self._tools, real)
+        validate(spec, sig, arguments, self._tools, real)
         return self._invoke(real, spec, sig, arguments, call_id)
 
     def call_quietly(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
@@ -284,7 +279,7 @@ class ToolBridge:
         spec, sig = self._tool(real, tool)
         if self.policy.will_ask(spec):
             raise BridgeError(f"{real}.{spec.name} needs approval; not called for a look")
-        _validate(spec, sig, arguments, self._tools, real)
+        validate(spec, sig, arguments, self._tools, real)
         calling, self._hints.calling = self._hints.calling, True
         try:
             return self._invoke(real, spec, sig, arguments)
@@ -393,7 +388,7 @@ class ToolBridge:
             return self._servers[name]
         if name in self._servers.values():
             return name
-        hint = _hint(name, self._servers)
+        hint = name_hint(name, self._servers)
         raise BridgeError(f"there is no server {name!r}{hint}. "
                           f"Servers: {', '.join(self._servers) or 'none connected'}")
 
@@ -417,7 +412,7 @@ class ToolBridge:
             raise BridgeError(f"{py_identifier(server)} has no tool {name!r}: {name} is a "
                               f"tool of another server; call it as {' or '.join(elsewhere)}")
         names = [t for (s, t) in self._tools if s == server]
-        hint = _hint(name, names)
+        hint = name_hint(name, names)
         raise BridgeError(f"{py_identifier(server)} has no tool {name!r}{hint}. "
                           f"Try search_tools({name!r}) or tool_help({py_identifier(server)!r}).")
 
@@ -438,65 +433,7 @@ class ToolBridge:
         # takes what its schema allows.
         if unknown and (known or spec.input_schema.get("additionalProperties") is False):
             raise BridgeError(f"{sig.name} has no parameter {unknown[0]!r}"
-                              f"{_hint(unknown[0], [p.name for p in sig.params])}\n"
+                              f"{name_hint(unknown[0], [p.name for p in sig.params])}\n"
                               f"Signature: {sig.def_line()}")
-        _validate(spec, sig, arguments, self._tools, server)
+        validate(spec, sig, arguments, self._tools, server)
         return arguments
-
-
-def _validate(spec: ToolSpec, sig: Signature, arguments: dict[str, Any],
-              tools: Tools | None = None, server: str = "") -> None:
-    """Refuse arguments the tool's schema does not admit, with the hint ``tools`` (the
-    session's) give for the refused part (tool_errors.shape_hint)."""
-    from jsonschema import exceptions, validators
-
-    schema = spec.input_schema or {"type": "object"}
-    try:
-        validator_cls = validators.validator_for(schema)
-        validator = validator_cls(schema)
-        error = exceptions.best_match(validator.iter_errors(arguments))
-    except exceptions.SchemaError:
-        return  # the server's schema is broken; let the server judge the call
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path)
-        hint = shape_hint(tools or {}, server, sig, str(error.validator),
-                          error.validator_value, error.instance)
-        raise BridgeError(f"bad arguments for {sig.name}: {error.message}"
-                          + (f" (at {where})" if where else "")
-                          + f"\nSignature: {sig.def_line()}{hint}")
-
-
-def _binding(server: str, sig: Signature, args: list[Any], error: str) -> str:
-    """How positional ``args`` were bound, the signature (unless ``error`` showed it),
-    and the call with names."""
-    bound = ", ".join(f"{p.name}={_short(a)}" for p, a in zip(sig.params, args, strict=False))
-    shown = "" if "Signature: " in error else f"Signature: {sig.def_line()}\n"
-    return (f"Your positional arguments were bound in signature order: {bound}.\n{shown}"
-            f"Pass each by name instead, e.g. {example_call(server, sig)}")
-
-
-def example_call(server: str, sig: Signature) -> str:
-    """``time.convert_time(source_timezone="...", time="...")``: a call with every required
-    parameter by name, for errors to show the form that cannot bind wrongly."""
-    params = [p for p in sig.params if p.required] or list(sig.params[:1])
-    args = ", ".join(f"{p.name}={_placeholder(p.type)}" for p in params)
-    return f"{py_identifier(server)}.{sig.name}({args})"
-
-
-def _placeholder(kind: str) -> str:
-    for prefix, value in (("str", '"..."'), ("int", "0"), ("float", "0.0"), ("bool", "True"),
-                          ("list", "[...]"), ("dict", "{...}")):
-        if kind.startswith(prefix):
-            return value
-    return "..."
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _hint(name: str, known: Iterable[str]) -> str:
-    """`` — did you mean 'a' or 'b'?``, to follow the name the model got wrong."""
-    suggestion = did_you_mean(name, known, n=2, cutoff=0.5)
-    return f" — {suggestion}" if suggestion else ""

@@ -19,10 +19,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from deskmate.app.agent.tool_errors import Tools
+from deskmate.tools.sandbox.worker.connected_files import (
+    LIST_TOOLS,
+    READ_TOOLS,
+    listing_entries,
+    tool_text,
+)
 from deskmate.tools.signatures import py_identifier
 
-READ_TOOLS = ("read_text_file", "read_file")  # the MCP filesystem server's names
-LIST_TOOLS = ("list_directory",)
 MAX_PATHS = 3  # a request names a few; more is a list the model should walk itself
 LOOK_LINES = 12  # a file's first lines: enough to show its shape
 LINE_CHARS = 160
@@ -108,15 +112,10 @@ def _entries(files: FileTools, folder: str,
     """{name: is a folder} of what ``folder`` holds; None when it cannot be listed."""
     assert files.listing is not None
     try:
-        listing = _text(call(files.server, files.listing, {"path": folder}))
+        listing = tool_text(call(files.server, files.listing, {"path": folder}))
     except Exception:  # not there, outside what the server may see, refused
         return None
-    entries = {}
-    for line in listing.splitlines():
-        tag, _, name = line.strip().partition(" ")
-        if tag in ("[FILE]", "[DIR]") and name:
-            entries[name] = tag == "[DIR]"
-    return entries
+    return dict(listing_entries(listing))
 
 
 def _look(files: FileTools, path: str, folder: bool,
@@ -132,13 +131,7 @@ def _look(files: FileTools, path: str, folder: bool,
     except Exception:  # refused, or a file the server cannot read as text
         return None
     written = f"{py_identifier(files.server)}.{tool}(path={path!r})"
-    return Look(path, written, _cut(_text(value), whole=not head))
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, dict) and isinstance(value.get("content"), str):
-        return value["content"]
-    return value if isinstance(value, str) else repr(value)
+    return Look(path, written, _cut(tool_text(value), whole=not head))
 
 
 def _cut(text: str, whole: bool) -> str:

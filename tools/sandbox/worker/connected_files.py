@@ -70,7 +70,7 @@ class ToolFiles:
         return writer(self, path, start, encoding or "utf-8")
 
     def read(self, path: str) -> str:
-        return _text(self._tool(self.read_tool, path))
+        return tool_text(self._tool(self.read_tool, path))
 
     def write(self, path: str, content: str) -> None:
         self._tool(self.write_tool, path, content=content)
@@ -82,12 +82,7 @@ class ToolFiles:
         """(name, is a folder) of each entry, as list_directory gives them."""
         if self.list_tool is None:
             raise self._error(path, f"server {self.server!r} has no list_directory tool")
-        out = []
-        for line in _text(self._tool(self.list_tool, path)).splitlines():
-            tag, _, name = line.strip().partition(" ")
-            if tag in ("[FILE]", "[DIR]") and name:
-                out.append((name, tag == "[DIR]"))
-        return out
+        return listing_entries(tool_text(self._tool(self.list_tool, path)))
 
     def walk(self, top: str, topdown: bool = True,
              onerror: Callable[[OSError], object] | None = None,
@@ -114,14 +109,12 @@ class ToolFiles:
         if self.list_tool is None or not name:
             return None
         try:
-            listing = _text(self._tool(self.list_tool, parent or "/"))
+            entries = dict(self.entries(parent or "/"))
         except OSError:
             return None
-        for line in listing.splitlines():
-            tag, _, entry = line.strip().partition(" ")
-            if entry == name:
-                return {"[FILE]": "file", "[DIR]": "dir"}.get(tag)
-        return None
+        if name not in entries:
+            return None
+        return "dir" if entries[name] else "file"
 
     def exists(self, path: str) -> bool:
         return self.kind(path) is not None
@@ -145,7 +138,17 @@ class ToolFiles:
         return OSError(errno.EINVAL, f"{why} (through {self.server}'s tools)", path)
 
 
-def _text(value: object) -> str:
+def listing_entries(listing: str) -> list[tuple[str, bool]]:
+    """(name, is a folder) of each "[FILE] name" / "[DIR] name" line of a listing."""
+    out = []
+    for line in listing.splitlines():
+        tag, _, name = line.strip().partition(" ")
+        if tag in ("[FILE]", "[DIR]") and name:
+            out.append((name, tag == "[DIR]"))
+    return out
+
+
+def tool_text(value: object) -> str:
     """A file tool's answer as text: the filesystem server's {"content": text}, or text."""
     if isinstance(value, dict) and isinstance(value.get("content"), str):
         return value["content"]
