@@ -397,6 +397,44 @@ def test_stable_runs_show_the_model_the_same_request_and_repository(suite, bins,
     assert heads[0] == heads[1]
 
 
+def test_the_site_is_served_only_while_a_task_that_reads_it_runs(suite, bins, monkeypatch):
+    """A --stable run held the site's port from start to end, so an eval beside it saw its
+    fetch tasks at another address; now the port is taken only around such a task."""
+    from deskmate.finetune.eval import runner
+    from deskmate.finetune.eval.runner import uses_site
+
+    assert uses_site(suite, suite.tasks["fetch-price"])
+    assert uses_site(suite, suite.tasks["time-fetch-deadline"])
+    assert not uses_site(suite, suite.tasks["git-last-author"])
+    serving: list[str] = []
+    seen: dict[str, list[str]] = {}
+
+    class Site(runner.LocalSite):
+        def __enter__(self):
+            serving.append(self.url)
+            return super().__enter__()
+
+        def close(self) -> None:
+            serving.remove(self.url)
+            super().close()
+
+    monkeypatch.setattr(runner, "LocalSite", Site)
+
+    def model_for(task, mode):
+        def reply(messages):
+            # What was served while the model read the request, and the request.
+            seen[task.id] = [*serving, user_prompt(messages)]
+            return "Final answer: -"
+        return ScriptedModel([reply])
+
+    tasks = suite.select(["git-last-author", "fetch-price"])
+    run_eval(suite, tasks, model_for, settings(bins, "code"))
+    assert len(seen["git-last-author"]) == 1  # the request alone: nothing served
+    url, request = seen["fetch-price"]
+    assert f"{url}/products.html" in request
+    assert serving == []
+
+
 def test_a_stable_folder_or_port_in_use_is_said_not_silently_replaced(suite):
     import contextlib
     import socket

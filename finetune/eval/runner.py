@@ -13,6 +13,7 @@ import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -80,22 +81,19 @@ def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
             "temperature": settings.limits.temperature})
     results: list[TaskRun] = []
     status = "failed"
-    site = (LocalSite(suite.site, STABLE_PORT if settings.stable else 0)
-            if suite.site is not None else None)
     try:
         # each suite task once, however many modes and repeats its results come in
         task_rows = {task.id: task_row(db, suite, task) for task in tasks} \
             if db is not None else {}
-        if site is not None:
-            site.__enter__()
         for mode in settings.modes:
             for task in tasks:
                 for repeat in range(settings.repeats):
                     if cancel is not None and cancel.is_set():
                         raise KeyboardInterrupt
-                    result = run_task(suite, task, mode, model_for(task, mode), settings,
-                                      site_url=site.url if site else "", db=db,
-                                      repeat=repeat, cancel=cancel)
+                    with _site(suite, task, settings.stable) as site:
+                        result = run_task(suite, task, mode, model_for(task, mode),
+                                          settings, site_url=site.url if site else "",
+                                          db=db, repeat=repeat, cancel=cancel)
                     if db is not None and run_id is not None:
                         add_result(db, run_id, task_rows[task.id], result)
                     results.append(result)
@@ -106,12 +104,35 @@ def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
         status = "interrupted"
         raise
     finally:
-        if site is not None:
-            site.close()
         summary = summarize(results)
         if db is not None and run_id is not None:
             finish_run(db, run_id, status=status, metrics=summary)
     return EvalOutcome(run_id, results, summary)
+
+
+def _site(suite: Suite, task: Task, stable: bool) -> AbstractContextManager[LocalSite | None]:
+    """The suite's site, served while a task that reads it runs. Served for the whole
+    run, a --stable run held the stable port from start to end, so a second run beside
+    it (even on other tasks) saw its fetch tasks at another address."""
+    if suite.site is None or not uses_site(suite, task):
+        return nullcontext()
+    return LocalSite(suite.site, STABLE_PORT if stable else 0)
+
+
+def uses_site(suite: Suite, task: Task) -> bool:
+    """Whether ``${SITE_URL}`` is in the task's prompt, files, checks, servers or
+    verify.py (where it cannot be told, as if it were)."""
+    import json
+
+    marker = "${SITE_URL}"
+    servers = [suite.servers.get(name) for name in task.servers]
+    parts = [task.prompt, *task.files.values(), json.dumps(servers), repr(task.checks)]
+    verify = task.path / "verify.py"
+    try:
+        parts.append(verify.read_text() if verify.exists() else "")
+    except OSError:
+        return True
+    return any(marker in part for part in parts)
 
 
 def task_root(task: Task, stable: bool = False) -> Path:

@@ -1,6 +1,7 @@
 """The local web site fetch tasks read: a suite's ``site/`` folder over HTTP.
 
-Served on 127.0.0.1 at a free port for the whole run, in a daemon thread, quietly.
+Served on 127.0.0.1 at a free port while a task that reads it runs (runner.py), in a
+daemon thread, quietly.
 Tasks reach it at ``${SITE_URL}``; ``mcp-server-fetch`` needs ``--allow-private-ips``
 to read from it.
 """
