@@ -235,6 +235,15 @@ def test_tool_call_limit(hub):
     assert events[-1].status == "max_tool_calls" and events[-1].tool_calls == 4
 
 
+def test_a_call_made_again_in_each_new_cell_is_not_a_runaway_loop(hub):
+    # A small model rewrites the whole cell, its reads included, after each error.
+    cells = [py(f"print(toy.echo(text='a'))\nprint({n})") for n in range(4)]
+    events, _, _ = run(hub, [*cells, "Final answer: a"], max_steps=6)
+    outputs = [o.content for o in of(events, ev.Observation)]
+    assert len(outputs) == 4 and not any("already called" in o for o in outputs)
+    assert events[-1].status == "answered"
+
+
 def test_approval_callback_is_asked_and_obeyed(hub):
     asked = []
 

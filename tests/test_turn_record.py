@@ -33,6 +33,18 @@ def test_identical_calls_past_the_limit_are_a_repeat():
     flags = [turn.repeated("git", "git_log", {"max_count": 1}) for _ in range(REPEAT_LIMIT + 1)]
     assert flags == [False] * REPEAT_LIMIT + [True]
     assert not turn.repeated("git", "git_log", {"max_count": 2})
+    turn.new_step()  # eager mode: the same call over the turn's steps is the loop
+    assert turn.repeated("git", "git_log", {"max_count": 1})
+
+
+def test_code_mode_counts_identical_calls_within_a_step():
+    # Each cell reads again what it uses: a fourth cell's read is not a runaway loop.
+    turn = TurnRecord(per_step=True)
+    for _ in range(REPEAT_LIMIT):
+        assert not any(turn.repeated("fs", "read", {"path": "/a"}) for _ in range(REPEAT_LIMIT))
+        turn.new_step()
+    flags = [turn.repeated("fs", "read", {"path": "/a"}) for _ in range(REPEAT_LIMIT + 1)]
+    assert flags == [False] * REPEAT_LIMIT + [True]
 
 
 def test_results_are_kept_for_the_step_and_their_text_for_the_turn():

@@ -96,6 +96,8 @@ class ToolBridge:
         self._hints = FailureHints(self.tools, self.call_json)
         # (server, tool) the user turned off: absent from the catalog, refused by name.
         self.disabled: frozenset[tuple[str, str]] = frozenset()
+        # Identical calls are limited per step, not per turn (code mode: TurnRecord).
+        self.repeats_per_step = False
         self.retool(catalog)
         self._search = search  # given by the benchmark; else made when first asked
 
@@ -113,7 +115,7 @@ class ToolBridge:
 
     def new_turn(self, context: CallContext = CallContext()) -> None:
         """Forget the previous turn's calls; report and limit this turn's by ``context``."""
-        self.turn = TurnRecord()
+        self.turn = TurnRecord(per_step=self.repeats_per_step)
         self.context = context
 
     def new_step(self, step: int) -> None:

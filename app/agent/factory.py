@@ -101,6 +101,7 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
     if mode == "code":
         from deskmate.tools.sandbox import CellGate, Limits, Sandbox
 
+        bridge.repeats_per_step = True  # a cell re-reads what it uses (turn_record.py)
         sandbox = Sandbox(bridge, namespace=bridge.namespace(),
                           limits=sandbox_limits or Limits(), workdir=workdir,
                           gate=cell_gate or CellGate())

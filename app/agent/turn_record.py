@@ -22,7 +22,7 @@ from deskmate.app.agent.tool_errors import Tools
 from deskmate.app.agent.unprinted import Returned
 from deskmate.tools.signatures import py_identifier
 
-REPEAT_LIMIT = 3  # identical calls allowed per turn before the bridge refuses
+REPEAT_LIMIT = 3  # identical calls allowed per turn (or step) before the bridge refuses
 
 
 @dataclass
@@ -40,14 +40,21 @@ class TurnRecord:
     sources: list[str] = field(default_factory=list)
     documented: set[tuple[str, str]] = field(default_factory=set)  # tools an error showed
     _repeats: Counter[str] = field(default_factory=Counter)
+    # Code mode counts repeats within a step: each cell is a whole program that reads
+    # again what it uses, and a fourth cell's read of the same file is not a runaway loop
+    # (one cell's loop over the same call is). Eager mode counts them over the turn.
+    per_step: bool = False
     _made_up_step: int = -1  # the step whose made-up note was given (one a step)
 
     def new_step(self) -> None:
         self.returned = []
+        if self.per_step:
+            self._repeats.clear()
 
     def repeated(self, server: str, tool: str, arguments: dict[str, Any]) -> bool:
         """Count a call about to run; True when these exact arguments went to this tool
-        more than REPEAT_LIMIT times this turn (a runaway loop)."""
+        more than REPEAT_LIMIT times this turn, or this step with ``per_step`` (a runaway
+        loop)."""
         key = json.dumps([server, tool, arguments], sort_keys=True, default=str)
         self._repeats[key] += 1
         return self._repeats[key] > REPEAT_LIMIT
