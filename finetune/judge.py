@@ -103,7 +103,7 @@ class Judge:
         self.budget_chars = budget_chars  # all trajectories of a group together
         self.retries = retries
         self.weights = weights or DEFAULT_WEIGHTS  # of the rubric categories in the reward
-        self.grammar = model is not None and model.info.backend == "llama.cpp"
+        self.grammar = model is not None and model.info.grammar
 
     def score_criteria(self, prompt: str, criteria: Sequence[Criterion],
                        transcripts: Sequence[Sequence[ChatMessage]]) -> list[list[float]]:

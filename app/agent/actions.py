@@ -111,3 +111,8 @@ class Actions(Protocol):
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
         """Append the reply, run its action, append what came back; True: answered."""
         ...
+
+    def next_grammar(self) -> str | None:
+        """A GBNF grammar the next reply must follow (where the backend takes one), or
+        None for a free reply."""
+        ...

@@ -60,6 +60,7 @@ class CodeActions:
         self.takers = takers  # the tools not called that take a value of a name (unused.py)
         self._cells: Counter[str] = Counter()  # this turn's cells, for the repetition guard
         self._seen: dict[str, str] = {}  # what each of this turn's cells showed the model
+        self._failed = False  # the last reply was a cell that ran and failed
 
     def stop_at(self, reply: str) -> int | None:
         # We end the stream once the code block is complete, so the model cannot invent
@@ -69,8 +70,17 @@ class CodeActions:
     def new_turn(self) -> None:
         self._cells.clear()
         self._seen.clear()
+        self._failed = False
+
+    def next_grammar(self) -> str | None:
+        """After a cell that failed, the reply is code. Small models answer a traceback
+        with "Final answer:" and a copy of it, or "the calculation failed", and the check
+        that sends that back costs one of the turn's few steps; the fix written at once
+        does not (the loop leaves the last step free, for an answer)."""
+        return CODE_REPLY if self._failed else None
 
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
+        self._failed = False
         yield turn.append(ChatMessage("assistant", reply))
         parsed = parse_reply(reply, self.objects())
         if isinstance(parsed, FinalAnswer):
@@ -97,6 +107,7 @@ class CodeActions:
         result = yield from self._execute(parsed.code, turn)
         if result.ran:  # a cell the user refused may be asked again
             self._cells[cell] += 1
+            self._failed = result.status != "ok"
         content = observation(result, turn.observation_chars)
         printed = "\n".join(filter(None, (result.stdout, result.value)))
         if came_to_nothing(result.status, printed) and (
@@ -125,6 +136,11 @@ class CodeActions:
         timeout = min(self.sandbox.limits.cell_timeout_s, max(0.1, turn.seconds_left()))
         return (yield from turn.in_thread(self.sandbox.execute, code, timeout=timeout,
                                           cancel=turn.interrupt()))
+
+
+# One fenced Python block and nothing else; a backtick or two may stand in the code.
+CODE_REPLY = r"""root ::= "```python\n" code "```"
+code ::= ([^`] | "`" [^`] | "``" [^`])*"""
 
 
 def same_cell(code: str) -> str:

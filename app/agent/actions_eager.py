@@ -160,6 +160,9 @@ class EagerActions:
         # (the bridge guards eager calls; it starts each turn afresh itself)
         self._empty_said = False
 
+    def next_grammar(self) -> str | None:
+        return None  # a reply is prose or calls, in the template's own format
+
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
         catalog = self.bridge.catalog
         calls = parse_tool_calls(reply, catalog)

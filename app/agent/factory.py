@@ -200,6 +200,7 @@ def limits_from_config(config: Config,
                          wall_s=agent.turn_timeout, observation_chars=agent.observation_chars,
                          max_tokens=min(model.max_tokens, 2048),
                          temperature=model.temperature,
-                         example=agent.example, first_look=agent.first_look)
+                         example=agent.example, first_look=agent.first_look,
+                         code_after_error=agent.code_after_error)
     limits = replace(limits, **{k: v for k, v in overrides.items() if v is not None})
     return limits, Limits(cell_timeout_s=agent.cell_timeout)

@@ -98,6 +98,7 @@ class AgentLimits:
     head_start: int = 3  # code mode: tools found for the request, shown before step 1
     # Code mode: the request's files read (first lines) and folders listed before step 1.
     first_look: bool = True
+    code_after_error: bool = True  # code mode: a failed cell's next reply is code (grammar)
     # Code mode's example: "text" inside the system prompt, "turns" after it
     # (prompt.CODE_EXAMPLE), or "auto": by the model's size (prompt.example_form).
     example: str = "auto"
@@ -466,7 +467,10 @@ class Agent:
                tally: Tally) -> Generator[ev.AgentEvent, None, str]:
         """One model call, streamed, ended early where the action format says the reply
         is complete (code: the end of the first block)."""
-        params = GenerationParams(max_tokens=self.limits.max_tokens,
+        # The last step stays free: a turn that cannot fix its error still answers.
+        grammar = (self.actions.next_grammar() if self.limits.code_after_error
+                   and self.model.info.grammar and step < self.limits.max_steps else None)
+        params = GenerationParams(max_tokens=self.limits.max_tokens, grammar=grammar,
                                   temperature=self.limits.temperature, tools=self.actions.tools)
         # Our own stop, also set by the user's cancel and by the turn's deadline.
         stop = turn.interrupt()

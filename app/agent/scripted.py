@@ -26,13 +26,13 @@ Reply = str | Callable[[list[ChatMessage]], str]
 
 class ScriptedModel:
     def __init__(self, replies: Sequence[Reply], *, chunk: int = 6,
-                 name: str = "scripted", parameters: int = 0) -> None:
+                 name: str = "scripted", parameters: int = 0, grammar: bool = False) -> None:
         self.replies = list(replies)
         self.chunk = chunk
         self.calls: list[list[ChatMessage]] = []
         self.params: list[GenerationParams] = []
         self.info = ModelInfo(name=name, backend="scripted", context_size=32768,
-                              parameters=parameters)
+                              parameters=parameters, grammar=grammar)
         self._seen_chars = 0
 
     def stream(self, messages: Sequence[ChatMessage],

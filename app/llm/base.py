@@ -127,6 +127,9 @@ class ModelInfo:
     # The model's weight count (llama.cpp reads it from the file); 0 where the backend
     # cannot tell (a server). The agent picks its example's form by it (example = "auto").
     parameters: int = 0
+    # The backend takes a GBNF grammar for a reply (llama.cpp in-process). A server may
+    # reject an unknown "grammar" field, so the agent constrains replies only where true.
+    grammar: bool = False
 
 
 @runtime_checkable

@@ -168,6 +168,7 @@ class LlamaCppModel:
         self.info = ModelInfo(
             name=name or gguf.name,
             backend="llama.cpp",
+            grammar=True,
             context_size=self._llm.n_ctx(),
             architecture=gguf.architecture,
             path=str(gguf.path),
