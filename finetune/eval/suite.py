@@ -4,7 +4,7 @@ A suite is a folder (the format is a contract; README.md, "The suite format")::
 
     servers.json          {"mcpServers": {...}}; ${WORKSPACE} is the task's workspace
     suite.toml            optional: [selections] name = ["task-id", ...]
-    site/                 optional: served over HTTP during the run, at ${SITE_URL}
+    site/                 optional: served over HTTP at ${SITE_URL} while a task using it runs
     helpers.py            optional: importable as ``helpers`` while each verify.py loads
     <task-id>/task.toml   prompt, servers, [setup], [check], [[rubric]]
     <task-id>/verify.py   optional: verify(workspace: Path, answer: str) -> float
