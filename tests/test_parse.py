@@ -41,6 +41,11 @@ def test_final_answer_forms():
         "Switched to branch 'docs'")
     assert parse_reply("Done.\n```\nFinal answer: 3\n```") == FinalAnswer("3")
     assert isinstance(parse_reply("```python\nx = 1\nFinal answer: 1\n```"), CodeAction)
+    # Sentences in a code block (a reply held to code after an error, meant as an answer).
+    assert parse_reply("```python\nThe TODO is in parser.py.\nIt says: fix dates.\n```") == \
+        FinalAnswer("The TODO is in parser.py.\nIt says: fix dates.")
+    for code in ("print(1)", "total = 3", "Path('a').exists()", "Data", "import os"):
+        assert isinstance(parse_reply(f"```python\n{code}\n```"), CodeAction), code
 
 
 def test_final_answer_after_code_is_not_taken_early():

@@ -209,12 +209,33 @@ def parse_reply(text: str, objects: Collection[str] = ()) -> Parsed:
             # The answer written inside a code block (the habit of the cells before it):
             # run as Python it is a syntax error, then a repeat that ends the turn.
             return FinalAnswer(code[inner.end():].strip())
+        if is_prose(code):
+            # ... or without "Final answer:" (a reply held to a code block after an error,
+            # by a model that meant to answer): the same syntax error, then the repeat.
+            return FinalAnswer(code.strip())
         return CodeAction(thought=stripped[: fence.start()].strip(), code=code)
     if stripped.endswith("```"):
         # A closing fence whose opening one was dropped (often after an error the reply
         # restates): the code is what runs up to it, however much text comes first.
         return bare_code(stripped[:-3].rstrip(), thought_lines=None) or FinalAnswer(stripped)
     return bare_code(stripped) or FinalAnswer(stripped)
+
+
+# A sentence: words, then its end; none of the brackets or operators code is made of.
+_SENTENCE = re.compile(r"^[A-Z][^=(){}\[\]<>#`]*[.!?:]?$")
+
+
+def is_prose(code: str) -> bool:
+    """Text in a code block that is sentences, not Python ("The TODO comment is in the
+    parser.py file."): it does not parse, and each line reads as a sentence."""
+    lines = [line.strip() for line in code.strip().splitlines() if line.strip()]
+    if not lines or not all(_SENTENCE.match(line) and " " in line for line in lines):
+        return False
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return True
+    return False
 
 
 def bare_code(text: str, thought_lines: int | None = 4) -> CodeAction | None:
