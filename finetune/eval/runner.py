@@ -8,6 +8,7 @@ one place where blanket approval is right.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import threading
@@ -85,12 +86,14 @@ def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
         # each suite task once, however many modes and repeats its results come in
         task_rows = {task.id: task_row(db, suite, task) for task in tasks} \
             if db is not None else {}
+        # Read once a run, not once a task × mode × repeat (verify.py is a file read).
+        sited = {task.id for task in tasks if suite.site is not None and uses_site(suite, task)}
         for mode in settings.modes:
             for task in tasks:
                 for repeat in range(settings.repeats):
                     if cancel is not None and cancel.is_set():
                         raise KeyboardInterrupt
-                    with _site(suite, task, settings.stable) as site:
+                    with _site(suite, task.id in sited, settings.stable) as site:
                         result = run_task(suite, task, mode, model_for(task, mode),
                                           settings, site_url=site.url if site else "",
                                           db=db, repeat=repeat, cancel=cancel)
@@ -110,11 +113,11 @@ def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
     return EvalOutcome(run_id, results, summary)
 
 
-def _site(suite: Suite, task: Task, stable: bool) -> AbstractContextManager[LocalSite | None]:
-    """The suite's site, served while a task that reads it runs. Served for the whole
-    run, a --stable run held the stable port from start to end, so a second run beside
-    it (even on other tasks) saw its fetch tasks at another address."""
-    if suite.site is None or not uses_site(suite, task):
+def _site(suite: Suite, used: bool, stable: bool) -> AbstractContextManager[LocalSite | None]:
+    """The suite's site, served while a task that reads it (``used``) runs. Served for
+    the whole run, a --stable run held the stable port from start to end, so a second run
+    beside it (even on other tasks) saw its fetch tasks at another address."""
+    if suite.site is None or not used:
         return nullcontext()
     return LocalSite(suite.site, STABLE_PORT if stable else 0)
 
@@ -122,8 +125,6 @@ def _site(suite: Suite, task: Task, stable: bool) -> AbstractContextManager[Loca
 def uses_site(suite: Suite, task: Task) -> bool:
     """Whether ``${SITE_URL}`` is in the task's prompt, files, checks, servers or
     verify.py (where it cannot be told, as if it were)."""
-    import json
-
     marker = "${SITE_URL}"
     servers = [suite.servers.get(name) for name in task.servers]
     parts = [task.prompt, *task.files.values(), json.dumps(servers), repr(task.checks)]

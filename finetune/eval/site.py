@@ -1,7 +1,8 @@
 """The local web site fetch tasks read: a suite's ``site/`` folder over HTTP.
 
-Served on 127.0.0.1 at a free port while a task that reads it runs (runner.py), in a
-daemon thread, quietly.
+Served on 127.0.0.1, in a daemon thread, quietly: by the eval runner while a task that
+reads it runs (on the stable port with --stable), by the finetune pipeline for its whole
+run at a free port.
 Tasks reach it at ``${SITE_URL}``; ``mcp-server-fetch`` needs ``--allow-private-ips``
 to read from it.
 """
