@@ -163,6 +163,28 @@ def test_kv_reuse_across_turns(tiny_model):
         previous = done
 
 
+def test_another_conversation_reuses_an_aligned_prefix(tiny_model):
+    """A prompt that leaves the cached conversation reuses a multiple of KV_ALIGN tokens of
+    their shared prefix, so its batches start where they would from an empty cache (the
+    CPU kernels' row groups: benchmarks/kv_order.py); the next step of it reuses all."""
+    from deskmate.app.llm.llamacpp import KV_ALIGN
+
+    system = ChatMessage("system", "You answer in one short sentence about the number given. "
+                         "Never use lists.")
+    first = [system, ChatMessage("user", "Tell me about the number seven.")]
+    second = [system, ChatMessage("user", "What do you know about 12?")]
+    a = tiny_model.tokenize(tiny_model.render(first))
+    b = tiny_model.tokenize(tiny_model.render(second))
+    shared = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+    assert shared % KV_ALIGN, "the test needs a shared prefix that is not aligned"
+    tiny_model.reset()
+    complete(tiny_model, first, GREEDY)
+    done = complete(tiny_model, second, GREEDY)
+    assert done.usage.reused_tokens == shared - shared % KV_ALIGN
+    follow = [*second, ChatMessage("assistant", done.text), ChatMessage("user", "Why?")]
+    assert complete(tiny_model, follow, GREEDY).usage.reused_tokens >= len(b)
+
+
 def test_render_uses_the_gguf_template(tiny_model):
     prompt = tiny_model.render(ask("hello"))
     assert prompt.endswith("<|im_start|>assistant\n")

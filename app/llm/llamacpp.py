@@ -53,6 +53,14 @@ CHATML_TEMPLATE = (
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 
+# A prompt that leaves another conversation's cache reuses a multiple of this many tokens.
+# llama.cpp's repacked CPU matrix kernels quantize prompt rows in groups of 4 counted from
+# the batch's first row, so a batch starting at an odd place gives the same prompt other
+# logits (0.28 apart for Qwen2.5-Coder Q4_K_M; benchmarks/kv_order.py): a greedy reply then
+# depended on what the model had read before (the eval's task order). 16 keeps the groups
+# where a prompt evaluated from the start has them, for 4-, 8- and 16-row kernels alike.
+KV_ALIGN = 16
+
 
 def physical_cores() -> int:
     """Physical cores available to us: llama.cpp decodes slower on hyperthreads."""
@@ -159,6 +167,7 @@ class LlamaCppModel:
         self._seed = seed if seed >= 0 else llama_cpp.LLAMA_DEFAULT_SEED
         self._llm.set_seed(self._seed)
         self._lock = threading.Lock()
+        self._prompt_len = 0  # tokens of the last prompt put into the cache
         # threads = 0: chosen by timing while decoding (graceful when the CPU is busy).
         self._tuner = None if threads else ThreadTuner(cores, self._set_threads)
         self._gguf = gguf
@@ -262,6 +271,10 @@ class LlamaCppModel:
         if not exact:
             # The last prompt token must be evaluated to get the logits to sample from.
             prefix = min(prefix, len(tokens) - 1)
+            if prefix < self._prompt_len:
+                # Not this conversation's next step (that extends the last prompt) but
+                # another one, or an earlier point of it: keep its batches aligned.
+                prefix -= prefix % KV_ALIGN
             if not llm._ctx.kv_cache_seq_rm(-1, prefix, -1):
                 prefix = 0  # this model's cache cannot be cut: start over
                 llm.reset()
@@ -270,6 +283,7 @@ class LlamaCppModel:
                 if cancel.is_set():
                     return -1
                 llm.eval(tokens[start : start + llm.n_batch])
+        self._prompt_len = len(tokens)
         return prefix
 
     def _generate(
@@ -418,6 +432,7 @@ class LlamaCppModel:
             llm.input_ids[:n] = tokens[:n]
             llm.n_tokens = n
             llm._requires_eval = True  # logits are not part of the state
+            self._prompt_len = n
         return n
 
     def reset(self) -> None:
