@@ -369,11 +369,20 @@ def test_prompt_and_server_variables_expand():
 
 
 @pytest.mark.slow
-def test_stable_runs_show_the_model_the_same_request_and_repository(suite, bins, tmp_path):
+def test_stable_runs_show_the_model_the_same_request_and_repository(suite, bins, tmp_path,
+                                                                  monkeypatch):
     """With --stable a greedy model sees the same tokens run after run: the workspace's
     path, the local site's address and the first commit's hash do not change."""
+    import socket
     import subprocess
 
+    from deskmate.finetune.eval import runner
+
+    # An eval running beside the tests holds the real stable port (a case the next test
+    # covers); this one needs a port nobody holds.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        monkeypatch.setattr(runner, "STABLE_PORT", probe.getsockname()[1])
     tasks = suite.select(["git-last-author", "fetch-price"])
 
     def seen(stable: bool) -> list[str]:
