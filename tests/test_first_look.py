@@ -106,3 +106,37 @@ def test_an_answer_read_off_the_look_before_any_code_ran_is_checked_once(hub):
     observations = [e.content for e in events if isinstance(e, ev.Observation)]
     assert observations[0] == FROM_LOOK and observations[1].strip() == "Output:\n20"
     assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["20 requests"]
+
+
+@pytest.mark.slow
+def test_a_cell_that_only_makes_the_looks_calls_again_is_not_run(hub):
+    from deskmate.app.agent.parse import LOOKED_AGAIN
+
+    hub, workdir = hub
+    task = f"Which files are in {workdir}/expenses, and what does {workdir}/latency.log hold?"
+    again = (f"print(filesystem.list_directory(path='{workdir}/expenses'))\n"
+             f"filesystem.read_text_file(path='{workdir}/latency.log')")
+    other = f"print(filesystem.list_directory(path='{workdir}'))"
+    model = ScriptedModel([f"```python\n{again}\n```", f"```python\n{other}\n```",
+                           "Final answer: -"])
+    runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True))
+    try:
+        events = list(runtime.agent.run(task))
+    finally:
+        runtime.sandbox.close()
+    observations = [e.content for e in events if isinstance(e, ev.Observation)]
+    assert observations[0] == LOOKED_AGAIN + task
+    assert "[DIR] expenses" in observations[1]  # a call the look did not make runs
+    finished = [e.tool for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert finished == ["list_directory", "list_directory", "read_text_file", "list_directory"]
+
+
+def test_only_calls_compares_whole_calls_bare_or_printed():
+    from deskmate.app.agent.actions_code import call_form, only_calls
+
+    looked = {call_form("fs.ls(path='/a')")}
+    assert only_calls("fs.ls(path='/a')\nprint(fs.ls(path='/a'))", looked)
+    assert not only_calls("print(fs.ls(path='/b'))", looked)
+    assert not only_calls("x = fs.ls(path='/a')\nprint(x)", looked)
+    assert not only_calls("print(fs.ls(path='/a'), 1)", looked)
+    assert call_form("not a call") is None and call_form("fs.ls(") is None

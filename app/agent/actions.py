@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from queue import Empty, Queue
@@ -115,4 +115,8 @@ class Actions(Protocol):
     def next_grammar(self) -> str | None:
         """A GBNF grammar the next reply must follow (where the backend takes one), or
         None for a free reply."""
+        ...
+
+    def looked(self, calls: Sequence[str]) -> None:
+        """The calls the first look made for the model this turn, as code writes them."""
         ...

@@ -7,6 +7,7 @@ comes back, as a user message starting ``Output:``, truncated head and tail.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 import threading
@@ -18,6 +19,7 @@ from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions import Stop, Turn
 from deskmate.app.agent.modes import Mode
 from deskmate.app.agent.parse import (
+    LOOKED_AGAIN,
     OUTPUT_PREFIX,
     REPEATED,
     CodeAction,
@@ -61,6 +63,7 @@ class CodeActions:
         self._cells: Counter[str] = Counter()  # this turn's cells, for the repetition guard
         self._seen: dict[str, str] = {}  # what each of this turn's cells showed the model
         self._failed = False  # the last reply was a cell that ran and failed
+        self._looked: set[str] = set()  # the first look's calls this turn (as ast.dump)
 
     def stop_at(self, reply: str) -> int | None:
         # We end the stream once the code block is complete, so the model cannot invent
@@ -71,6 +74,10 @@ class CodeActions:
         self._cells.clear()
         self._seen.clear()
         self._failed = False
+        self._looked.clear()
+
+    def looked(self, calls: Sequence[str]) -> None:
+        self._looked.update(filter(None, map(call_form, calls)))
 
     def next_grammar(self) -> str | None:
         """After a cell that failed, the reply is code. Small models answer a traceback
@@ -101,6 +108,13 @@ class CodeActions:
             # Run again, a stuck model's cell fails the same way and it writes it once
             # more; the request, read again, often shows the step it skipped.
             content = REPEATED + turn.request + what_it_was_told(self._seen.get(cell, ""))
+            yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
+            yield turn.append(ChatMessage("user", content))
+            return False
+        if self._looked and only_calls(parsed.code, self._looked):
+            # The look's calls again, printed: a step spent on what is already shown.
+            self._cells[cell] += 1
+            content = LOOKED_AGAIN + turn.request
             yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
             yield turn.append(ChatMessage("user", content))
             return False
@@ -141,6 +155,35 @@ class CodeActions:
 # One fenced Python block and nothing else; a backtick or two may stand in the code.
 CODE_REPLY = r"""root ::= "```python\n" code "```"
 code ::= ([^`] | "`" [^`] | "``" [^`])*"""
+
+
+def call_form(code: str) -> str | None:
+    """A call as compared with a cell's (its syntax tree), or None for no single call."""
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return None
+    return ast.dump(tree.body) if isinstance(tree.body, ast.Call) else None
+
+
+def only_calls(code: str, calls: Collection[str]) -> bool:
+    """Whether every statement of ``code`` is one of ``calls`` (by call_form), bare or
+    printed."""
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return False
+    for statement in body:
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+            return False
+        call = statement.value
+        if (isinstance(call.func, ast.Name) and call.func.id == "print"
+                and len(call.args) == 1 and not call.keywords
+                and isinstance(call.args[0], ast.Call)):
+            call = call.args[0]
+        if ast.dump(call) not in calls:
+            return False
+    return bool(body)
 
 
 def same_cell(code: str) -> str:

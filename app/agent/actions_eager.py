@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,6 +162,9 @@ class EagerActions:
 
     def next_grammar(self) -> str | None:
         return None  # a reply is prose or calls, in the template's own format
+
+    def looked(self, calls: Sequence[str]) -> None:
+        pass  # (the first look is code mode's)
 
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
         catalog = self.bridge.catalog

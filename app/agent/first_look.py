@@ -79,14 +79,20 @@ def request_paths(request: str) -> list[str]:
     return list(dict.fromkeys(p for p in found if p.strip("/")))[:MAX_PATHS]
 
 
+@dataclass(frozen=True)
+class Looked:
+    note: str  # "" when there was nothing to show
+    calls: tuple[str, ...] = ()  # the calls whose results it shows, as code writes them
+
+
 def first_look(request: str, tools: Tools,
-               call: Callable[[str, str, dict[str, Any]], Any]) -> str:
+               call: Callable[[str, str, dict[str, Any]], Any]) -> Looked:
     """The note of what the request's paths hold, or "" (no file server, no path, or
-    nothing there yet). ``call(server, tool, arguments)`` runs one tool call; one that
-    raises (the path is not there, or the policy refused) is left out."""
+    nothing there yet), and its calls. ``call(server, tool, arguments)`` runs one tool
+    call; one that raises (the path is not there, or the policy refused) is left out."""
     files = FileTools.find(tools)
     if files is None or files.listing is None:
-        return ""
+        return Looked("")
     looks: list[Look] = []
     listings: dict[str, dict[str, bool] | None] = {}  # folder -> {name: is a folder}
     for path in request_paths(request):
@@ -104,7 +110,10 @@ def first_look(request: str, tools: Tools,
                     if entries is not None and name in entries else None)
         if look is not None:
             looks.append(look)
-    return "\n".join([HEADER, *(look.render() for look in looks)]) if looks else ""
+    if not looks:
+        return Looked("")
+    return Looked("\n".join([HEADER, *(look.render() for look in looks)]),
+                  tuple(look.call for look in looks))
 
 
 def _entries(files: FileTools, folder: str,

@@ -271,12 +271,13 @@ class Agent:
         calls count in this turn), as a note after the request (first_look.py)."""
         if self.actions.mode != "code" or not self.limits.first_look:
             return
-        note = yield from turn.in_thread(first_look, task, self.bridge.tools(),
-                                         self.bridge.call_quietly)
+        looked = yield from turn.in_thread(first_look, task, self.bridge.tools(),
+                                           self.bridge.call_quietly)
         # The look's calls are not the model's: an answer before its own are checked.
         self._look_calls = self.bridge.turn.calls
-        if note:
-            yield self._append(ChatMessage("user", note))
+        if looked.note:
+            self.actions.looked(looked.calls)
+            yield self._append(ChatMessage("user", looked.note))
 
     def _check(self, reply: str, change_only: bool = False) -> str:
         """The one check a code-mode final answer gets before it is taken, if any (each

@@ -152,6 +152,12 @@ def unseen_again(unseen: list[str], shown: list[str]) -> str:
 REPEATED = ("Not run: this is the same code as before in this task, so its output would be "
             "the same again. Take another way to what the request asks (another tool, other "
             "arguments, or a step that is still missing). The request: ")
+# Answers a cell that only makes the first look's calls again (actions_code.py): the
+# 1.5B printed the look's listing once more, then described it as the answer. The
+# request follows.
+LOOKED_AGAIN = ("Not run: the first look above already made this call and shows what it "
+                "returned. Use that, and write the code for what the request asks. The "
+                "request: ")
 # Starts the example recalled from an earlier solved request (experience.py).
 EXAMPLE_PREFIX = ("An earlier request like this one was solved by this code (its values were "
                   "that request's; use this one's):\n")
@@ -167,7 +173,7 @@ def failed_output(content: str) -> bool:
 
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
-    return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED,
+    return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED, LOOKED_AGAIN,
                                 UNSEEN_NAMES, MISSING_STEP))
             or names_check(content)
             or any(check in content.split("\n", 1)[0] for check in (UNOPENED, UNREAD_FILES))
