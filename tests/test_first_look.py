@@ -115,9 +115,10 @@ def test_a_cell_that_only_makes_the_looks_calls_again_is_not_run(hub):
     hub, workdir = hub
     task = f"Which files are in {workdir}/expenses, and what does {workdir}/latency.log hold?"
     again = (f"print(filesystem.list_directory(path='{workdir}/expenses'))\n"
-             f"filesystem.read_text_file(path='{workdir}/latency.log')")
-    other = f"print(filesystem.list_directory(path='{workdir}'))"
-    model = ScriptedModel([f"```python\n{again}\n```", f"```python\n{other}\n```",
+             f"filesystem.list_directory(path='{workdir}/expenses')")
+    # The look showed the log's first 12 lines of 20: reading it whole is not a repeat.
+    rest = f"print(filesystem.read_text_file(path='{workdir}/latency.log'))"
+    model = ScriptedModel([f"```python\n{again}\n```", f"```python\n{rest}\n```",
                            "Final answer: -"])
     runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True))
     try:
@@ -126,9 +127,9 @@ def test_a_cell_that_only_makes_the_looks_calls_again_is_not_run(hub):
         runtime.sandbox.close()
     observations = [e.content for e in events if isinstance(e, ev.Observation)]
     assert observations[0] == LOOKED_AGAIN + task
-    assert "[DIR] expenses" in observations[1]  # a call the look did not make runs
+    assert "GET /p19 119ms" in observations[1]
     finished = [e.tool for e in events if isinstance(e, ev.ToolCallFinished)]
-    assert finished == ["list_directory", "list_directory", "read_text_file", "list_directory"]
+    assert finished == ["list_directory", "list_directory", "read_text_file", "read_text_file"]
 
 
 def test_only_calls_compares_whole_calls_bare_or_printed():

@@ -67,6 +67,10 @@ class Look:
     path: str
     call: str  # the call that read it, as code writes it
     text: str  # what it showed, cut to its first lines
+    # A folder's listing shown whole: a cell that only lists it again is not run
+    # (actions_code.py). A file's read is run again: the check of an answer read off
+    # the look asks for code that reads the data, and a small file is shown whole too.
+    whole_listing: bool = False
 
     def render(self) -> str:
         return f"{self.call}:\n{self.text}"
@@ -82,7 +86,7 @@ def request_paths(request: str) -> list[str]:
 @dataclass(frozen=True)
 class Looked:
     note: str  # "" when there was nothing to show
-    calls: tuple[str, ...] = ()  # the calls whose results it shows, as code writes them
+    calls: tuple[str, ...] = ()  # the listings it shows whole, as code writes the calls
 
 
 def first_look(request: str, tools: Tools,
@@ -113,7 +117,7 @@ def first_look(request: str, tools: Tools,
     if not looks:
         return Looked("")
     return Looked("\n".join([HEADER, *(look.render() for look in looks)]),
-                  tuple(look.call for look in looks))
+                  tuple(look.call for look in looks if look.whole_listing))
 
 
 def _entries(files: FileTools, folder: str,
@@ -140,7 +144,9 @@ def _look(files: FileTools, path: str, folder: bool,
     except Exception:  # refused, or a file the server cannot read as text
         return None
     written = f"{py_identifier(files.server)}.{tool}(path={path!r})"
-    return Look(path, written, _cut(tool_text(value), whole=not head))
+    text = tool_text(value)
+    shown = _cut(text, whole=not head)
+    return Look(path, written, shown, whole_listing=folder and shown == text.rstrip("\n"))
 
 
 def _cut(text: str, whole: bool) -> str:
