@@ -31,7 +31,7 @@ from deskmate.app.agent.events import (
 from deskmate.app.agent.failure_hints import FailureHints
 from deskmate.app.agent.tool_errors import PATH_WORDS, Tools, character_note
 from deskmate.app.agent.tool_news import CallNews
-from deskmate.app.agent.turn_record import REPEAT_LIMIT, TurnRecord
+from deskmate.app.agent.turn_record import REPEAT_LIMIT, TurnRecord, unchanged_note
 from deskmate.app.agent.value_hints import Repair, call_with, repair
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.policy import ApprovalRequest, Policy
@@ -341,11 +341,15 @@ class ToolBridge:
                                                          result.text, turn, context.said()))
         if not spec.read_only:
             turn.changed_by(arguments)
+        # (a server without annotations: its read_file reads)
+        reads = spec.read_only or spec.name.lower().startswith("read")
+        unchanged = turn.saw(reads, arguments, result.text)
         value = result.value()  # decoded from JSON: the sandbox can send it back as is
         if not self._hints.calling:  # (a hint's own call is not the code's to print)
             name = f"{py_identifier(real)}.{sig.name}"
             note = (empty_note(self._tools, real, sig, arguments, value)
                     or character_note(name, arguments)
+                    or (unchanged_note(name, unchanged) if unchanged else "")
                     or turn.made_up(name, arguments, context.step, context.said))
             turn.result(name, value, result.text, note, repaired)
         return value
