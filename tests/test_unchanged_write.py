@@ -84,7 +84,8 @@ def test_an_answer_right_after_the_note_is_sent_back_once(hub):
     notes.write_text("keep\n")
     cell = (f"text = filesystem.read_text_file(path='{notes}')\n"
             f"print(filesystem.write_file(path='{notes}', content=text))")
-    model = ScriptedModel([f"```python\n{cell}\n```", "Final answer: fixed", "Final answer: ok"])
+    model = ScriptedModel([f"```python\n{cell}\n```", "Final answer: fixed", "Final answer: ok",
+                           "Final answer: ok"])
     runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True),
                           limits=AgentLimits(first_look=False))
     try:
@@ -92,5 +93,7 @@ def test_an_answer_right_after_the_note_is_sent_back_once(hub):
     finally:
         runtime.sandbox.close()
     observations = [e.content for e in events if isinstance(e, ev.Observation)]
-    assert len(observations) == 2 and observations[1].startswith("That answer comes right after")
+    assert len(observations) == 3 and observations[1].startswith("That answer comes right after")
+    # A write that changed nothing is no change: an answer still reports one undone.
+    assert observations[2].startswith("Nothing has been changed yet")
     assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["ok"]

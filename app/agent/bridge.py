@@ -339,11 +339,11 @@ class ToolBridge:
                 return self._repair(real, spec, sig, fix, failed, result.text)
             raise BridgeError(failed + self._hints.text(real, spec, sig, arguments,
                                                          result.text, turn, context.said()))
-        if not spec.read_only:
-            turn.changed_by(arguments)
         # (a server without annotations: its read_file reads)
         reads = spec.read_only or spec.name.lower().startswith("read")
         unchanged = turn.saw(reads, arguments, result.text)
+        if not spec.read_only and not unchanged:  # a write that changed nothing is none
+            turn.changed_by(arguments)
         value = result.value()  # decoded from JSON: the sandbox can send it back as is
         if not self._hints.calling:  # (a hint's own call is not the code's to print)
             name = f"{py_identifier(real)}.{sig.name}"

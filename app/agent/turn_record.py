@@ -49,6 +49,7 @@ class TurnRecord:
     # Each file's text as this turn last saw it: what a read returned (the first look's
     # too), or what a write gave it.
     _texts: dict[str, str] = field(default_factory=dict)
+    unchanged: list[str] = field(default_factory=list)  # files a write left as they were
 
     def new_step(self) -> None:
         self.returned = []
@@ -89,7 +90,11 @@ class TurnRecord:
         if written is not None:
             before = self._texts.get(path)
             self._texts[path] = written
-            return path if before is not None and before.strip() == written.strip() else None
+            if before is not None and before.strip() == written.strip():
+                self.unchanged.append(path)
+                return path
+            self.unchanged = [p for p in self.unchanged if p != path]
+            return None
         whole = all(v is None for v in arguments.values() if v is not path)
         if reads and whole and text.strip():  # (not a read of its head or tail)
             self._texts[path] = text
