@@ -294,6 +294,28 @@ def test_an_error_that_names_a_tool_to_call_first_gets_that_call(hub):
     assert "Changes committed successfully" in done
 
 
+def test_a_commit_after_a_write_that_changed_nothing_is_told_so_not_to_stage(hub):
+    # The fix replaced a word the file does not hold: the write gave it its own text,
+    # and git_add would stage nothing. The hint says what happened, not "call git_add".
+    workdir = hub[1]
+    repo = workdir / "typo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=Ann", "-c", "user.email=ann@example.org"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "mail.py").write_text("def recieve(inbox):\n    return inbox\n")
+    subprocess.run([*git, "add", "mail.py"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "Start"], check=True)
+    cell = (f'text = filesystem.read_text_file(path="{repo}/mail.py")\n'
+            f'filesystem.write_file(path="{repo}/mail.py", '
+            "content=text.replace('receive', 'receive'))\n"
+            f'print(git.git_commit(repo_path="{repo}", message="Fix typo"))')
+    seen = observations(hub, cell, task=f"Fix the typo in {repo}/mail.py and commit.")[0]
+    assert "No changes staged for commit" in seen
+    assert (f"Hint: nothing changed for git_add to take: the write to {repo}/mail.py this "
+            "turn gave it the text it already held.") in seen
+    assert "Hint: the error names git_add" not in seen
+
+
 def test_a_timestamp_where_the_documentation_asks_hh_mm_runs_with_the_part_that_fits(hub):
     # A result's datetime passed on whole; the call with its HH:MM runs in its place.
     given = ('time.convert_time(source_timezone="Asia/Tokyo", '

@@ -31,7 +31,7 @@ from deskmate.app.agent.events import (
 from deskmate.app.agent.failure_hints import FailureHints
 from deskmate.app.agent.tool_errors import PATH_WORDS, Tools, character_note
 from deskmate.app.agent.tool_news import CallNews
-from deskmate.app.agent.turn_record import REPEAT_LIMIT, TurnRecord
+from deskmate.app.agent.turn_record import REPEAT_LIMIT, TurnRecord, unchanged_note
 from deskmate.app.agent.value_hints import Repair, call_with, repair
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.policy import ApprovalRequest, Policy
@@ -339,13 +339,17 @@ class ToolBridge:
                 return self._repair(real, spec, sig, fix, failed, result.text)
             raise BridgeError(failed + self._hints.text(real, spec, sig, arguments,
                                                          result.text, turn, context.said()))
-        if not spec.read_only:
+        # (a server without annotations: its read_file reads)
+        reads = spec.read_only or spec.name.lower().startswith("read")
+        unchanged = turn.saw(reads, arguments, result.text)
+        if not spec.read_only and not unchanged:  # a write that changed nothing is none
             turn.changed_by(arguments)
         value = result.value()  # decoded from JSON: the sandbox can send it back as is
         if not self._hints.calling:  # (a hint's own call is not the code's to print)
             name = f"{py_identifier(real)}.{sig.name}"
             note = (empty_note(self._tools, real, sig, arguments, value)
                     or character_note(name, arguments)
+                    or (unchanged_note(name, unchanged) if unchanged else "")
                     or turn.made_up(name, arguments, context.step, context.said))
             turn.result(name, value, result.text, note, repaired)
         return value

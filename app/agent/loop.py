@@ -61,6 +61,7 @@ from deskmate.app.agent.request import (
     web_addresses,
 )
 from deskmate.app.agent.tool_errors import ONE_CHARACTER, READ_FILE_TOOLS
+from deskmate.app.agent.turn_record import UNCHANGED_WRITE
 from deskmate.app.agent.unprinted import looked_at
 from deskmate.app.agent.unused import NOT_GIVEN
 from deskmate.app.llm.base import (
@@ -78,7 +79,7 @@ if TYPE_CHECKING:
     from deskmate.app.agent.experience import Experience
 
 # What the notes after a cell say (an answer right after one is checked once a turn).
-NOTES = (MADE_UP, NOT_GIVEN, ONE_CHARACTER, FOUND_NOTHING)
+NOTES = (MADE_UP, NOT_GIVEN, ONE_CHARACTER, FOUND_NOTHING, UNCHANGED_WRITE)
 MAX_AFTER_ERROR = 2  # checks of an answer right after a failed cell, a turn
 # Answers a turn that copy text instead of acting, sent back: an error's report (ECHOED),
 # the example's answer (COPIED_EXAMPLE).

@@ -18,11 +18,12 @@ from typing import Any
 
 from deskmate.app.agent.empty_result import empty
 from deskmate.app.agent.made_up import made_up_note, record_values
-from deskmate.app.agent.tool_errors import Tools
+from deskmate.app.agent.tool_errors import PATH_WORDS, TEXT_WORDS, Tools
 from deskmate.app.agent.unprinted import Returned
 from deskmate.tools.signatures import py_identifier
 
 REPEAT_LIMIT = 3  # identical calls allowed per turn (or step) before the bridge refuses
+UNCHANGED_WRITE = " gave the file the text it already held"  # the note's words (loop.py)
 
 
 @dataclass
@@ -45,6 +46,10 @@ class TurnRecord:
     # (one cell's loop over the same call is). Eager mode counts them over the turn.
     per_step: bool = False
     _made_up_step: int = -1  # the step whose made-up note was given (one a step)
+    # Each file's text as this turn last saw it: what a read returned (the first look's
+    # too), or what a write gave it.
+    _texts: dict[str, str] = field(default_factory=dict)
+    unchanged: list[str] = field(default_factory=list)  # files a write left as they were
 
     def new_step(self) -> None:
         self.returned = []
@@ -70,6 +75,32 @@ class TurnRecord:
         self.changes += 1
         self.changed += [value for value in arguments.values()
                          if isinstance(value, str) and value.startswith("/")]
+
+    def saw(self, reads: bool, arguments: dict[str, Any], text: str) -> str | None:
+        """Keep what a call that succeeded says a file holds (``reads``: a tool that only
+        reads); for a write that gave a file exactly the text this turn saw in it, the
+        file's path, else None."""
+        paths = [v for k, v in arguments.items()
+                 if isinstance(v, str) and k.lower().endswith(PATH_WORDS)]
+        if len(paths) != 1:
+            return None
+        path = paths[0]
+        written = next((v for k, v in arguments.items()
+                        if isinstance(v, str) and k.lower() in TEXT_WORDS), None)
+        if written is not None:
+            before = self._texts.get(path)
+            self._texts[path] = written
+            if before is not None and before.strip() == written.strip():
+                self.unchanged.append(path)
+                return path
+            self.unchanged = [p for p in self.unchanged if p != path]
+            return None
+        whole = all(v is None for v in arguments.values() if v is not path)
+        if reads and whole and text.strip():  # (not a read of its head or tail)
+            self._texts[path] = text
+        elif not reads:
+            self._texts.pop(path, None)  # changed some other way (an edit, a move)
+        return None
 
     def result(self, name: str, value: Any, text: str, note: str,
                repaired: str = "") -> None:
@@ -104,3 +135,13 @@ class TurnRecord:
         if any((server, sig.name) in self.called for server, sig in found):
             return []
         return [f"{py_identifier(server)}.{sig.call_text()}" for server, sig in found]
+
+
+def unchanged_note(call: str, path: str) -> str:
+    """For a write whose text is what the file held: the change the code meant did not
+    happen (``text.replace('recieve', 'receive')`` on a text spelled otherwise gives it
+    back as it was), and the commit after it finds nothing to stage."""
+    return (f"Note: {call}(path={path!r}, …){UNCHANGED_WRITE} (as read this turn): "
+            "nothing changed. If the request asks for a change, the new text must differ: "
+            "print the part your code replaces to check it is in the file as written "
+            "(its spelling and case).")

@@ -1,0 +1,99 @@
+"""A write that gives a file the text it already held gets a note: through the code-mode
+loop with the real MCP filesystem server, and the turn record's bookkeeping on its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from deskmate.app.agent import events as ev
+from deskmate.app.agent.factory import build_agent
+from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.app.agent.turn_record import UNCHANGED_WRITE, TurnRecord
+from deskmate.tools.hub import Hub, ServerConfig
+from deskmate.tools.policy import Policy
+
+
+def test_a_write_of_the_text_a_read_returned_is_unchanged():
+    record = TurnRecord()
+    assert record.saw(True, {"path": "/w/mail.py"}, "def recieve():\n") is None
+    assert record.saw(False, {"path": "/w/mail.py", "content": "def recieve():"},
+                      "ok") == "/w/mail.py"
+    # The file now holds what was written: another text is a change.
+    assert record.saw(False, {"path": "/w/mail.py", "content": "def receive():"}, "ok") is None
+    assert record.saw(False, {"path": "/w/mail.py", "content": "def receive():\n"}, "ok") == (
+        "/w/mail.py")
+
+
+def test_only_a_whole_read_of_one_file_counts():
+    record = TurnRecord()
+    # Its first lines only: a write of those would cut the file, not leave it.
+    record.saw(True, {"path": "/w/a.txt", "head": 5}, "one\n")
+    assert record.saw(False, {"path": "/w/a.txt", "content": "one\n"}, "ok") is None
+    # A file never read, and a write of a path never seen.
+    assert record.saw(False, {"path": "/w/b.txt", "content": "x"}, "ok") is None
+    # Changed by a tool that writes no text (an edit): what was read no longer holds.
+    record.saw(True, {"path": "/w/c.txt"}, "old\n")
+    record.saw(False, {"path": "/w/c.txt", "edits": [{"oldText": "old", "newText": "new"}]},
+               "ok")
+    assert record.saw(False, {"path": "/w/c.txt", "content": "old\n"}, "ok") is None
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory, mcp_bin):
+    workdir = tmp_path_factory.mktemp("unchanged")
+    npm = mcp_bin / "npm" / "node_modules" / ".bin"
+    server = ServerConfig("filesystem", command=str(npm / "mcp-server-filesystem"),
+                          args=(str(workdir),))
+    with Hub([server], workdir) as hub:
+        assert all(s.status == "ready" for s in hub.start())
+        yield hub, workdir
+
+
+def run(hub, cell: str, task: str):
+    model = ScriptedModel([f"```python\n{cell}\n```", "Final answer: done", "Final answer: done"])
+    runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True),
+                          limits=AgentLimits(first_look=False))
+    try:
+        return list(runtime.agent.run(task))
+    finally:
+        runtime.sandbox.close()
+
+
+def test_a_fix_that_replaced_nothing_is_told_it_changed_nothing(hub):
+    hub, workdir = hub
+    mail = workdir / "mail.py"
+    mail.write_text('def recieve(inbox):\n    """Recieve all new messages."""\n')
+    cell = (f"text = filesystem.read_text_file(path='{mail}')\n"
+            "fixed = text.replace('receive', 'receive')\n"
+            f"print(filesystem.write_file(path='{mail}', content=fixed))")
+    events = run(hub, cell, f"Fix the spelling of receive in {mail}.")
+    output = next(e.content for e in events if isinstance(e, ev.Observation))
+    assert "Successfully wrote" in output
+    assert f"Note: filesystem.write_file(path='{mail}', …){UNCHANGED_WRITE}" in output
+    # A real fix gets no note.
+    cell = cell.replace("replace('receive', 'receive')", "replace('recieve', 'receive')")
+    events = run(hub, cell, f"Fix the spelling of receive in {mail}.")
+    output = next(e.content for e in events if isinstance(e, ev.Observation))
+    assert UNCHANGED_WRITE not in output and "def receive" in mail.read_text()
+
+
+def test_an_answer_right_after_the_note_is_sent_back_once(hub):
+    hub, workdir = hub
+    notes = workdir / "notes.txt"
+    notes.write_text("keep\n")
+    cell = (f"text = filesystem.read_text_file(path='{notes}')\n"
+            f"print(filesystem.write_file(path='{notes}', content=text))")
+    model = ScriptedModel([f"```python\n{cell}\n```", "Final answer: fixed", "Final answer: ok",
+                           "Final answer: ok"])
+    runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True),
+                          limits=AgentLimits(first_look=False))
+    try:
+        events = list(runtime.agent.run(f"Change keep to kept in {notes}."))
+    finally:
+        runtime.sandbox.close()
+    observations = [e.content for e in events if isinstance(e, ev.Observation)]
+    assert len(observations) == 3 and observations[1].startswith("That answer comes right after")
+    # A write that changed nothing is no change: an answer still reports one undone.
+    assert observations[2].startswith("Nothing has been changed yet")
+    assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["ok"]
