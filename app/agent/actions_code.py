@@ -159,7 +159,10 @@ class CodeActions:
 
 
 # One fenced Python block and nothing else; a backtick or two may stand in the code.
-CODE_REPLY = r"""root ::= "```python\n" code "```"
+# The closing fence may take a newline: Qwen's tokens for "```\n" are "``" and "`\n", and
+# a grammar that ends right at the fence bans the second, so a model closing its block
+# that way wrote "``'" and went on (a syntax error, then the same reply again).
+CODE_REPLY = r"""root ::= "```python\n" code "```" "\n"?
 code ::= ([^`] | "`" [^`] | "``" [^`])*"""
 
 
