@@ -112,9 +112,11 @@ class AgentConfig:
         "list each folder the request names (its absolute paths), through the connected "
         "file tools, and show them to the model, so its code knows the data's shape.")
     code_after_error: bool = _field(
-        True, "Code mode: after a code cell that failed, the next reply must be code (a "
-        "llama.cpp grammar; models served over HTTP reply freely), so the model fixes the "
-        "error instead of answering with a copy of it. The turn's last step stays free.")
+        True, "Code mode: after a code cell that failed, and for the first reply after the "
+        "first look, the reply must be code (a llama.cpp grammar; models served over HTTP "
+        "reply freely), so the model fixes the error instead of answering with a copy of "
+        "it, and reads the data instead of answering from the look's first lines. The "
+        "turn's last step stays free.")
     example: str = _field(
         "auto", "How code mode shows the model its worked example: text inside the system "
         "prompt, turns (a conversation after it), or auto: turns for a model under 1B "

@@ -75,6 +75,38 @@ def test_the_real_model_under_the_grammar_writes_a_code_block(tiny_model):
         assert isinstance(parse_reply(done.text), CodeAction)
 
 
+def _grammar_allows(model, grammar: str, text: str, token: int) -> bool:
+    """Whether llama.cpp's sampler for ``grammar``, having taken ``text``'s tokens, lets
+    ``token`` come next."""
+    import ctypes
+    import math
+
+    import llama_cpp as lc
+
+    llm = model._llm
+    sampler = lc.llama_sampler_init_grammar(llm._model.vocab, grammar.encode(), b"root")
+    try:
+        for taken in llm.tokenize(text.encode(), add_bos=False, special=False):
+            lc.llama_sampler_accept(sampler, taken)
+        data = (lc.llama_token_data * 1)(lc.llama_token_data(token, 0.0, 0.0))
+        candidates = lc.llama_token_data_array(data, 1, -1, False)
+        lc.llama_sampler_apply(sampler, ctypes.byref(candidates))
+        return data[0].logit != -math.inf
+    finally:
+        lc.llama_sampler_free(sampler)
+
+
+def test_the_closing_fence_may_take_its_newline(tiny_model):
+    # Qwen writes "```\n" as "``" + "`\n": a grammar that ends right at the fence bans
+    # the second token, and the model wrote "``'" instead (then the same reply again).
+    [newline] = tiny_model._llm.tokenize(b"\n", add_bos=False, special=False)
+    block = "```python\nprint(1)\n```"
+    assert _grammar_allows(tiny_model, CODE_REPLY, block, newline)
+    ended_at_fence = CODE_REPLY.replace(' "\\n"?', "")
+    assert ended_at_fence != CODE_REPLY
+    assert not _grammar_allows(tiny_model, ended_at_fence, block, newline)
+
+
 class FirstScripted:
     """A failing cell scripted first, then the real model: its reply after the error
     goes through the real llama.cpp path under the grammar the loop sends."""

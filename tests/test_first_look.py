@@ -141,3 +141,29 @@ def test_only_calls_compares_whole_calls_bare_or_printed():
     assert not only_calls("x = fs.ls(path='/a')\nprint(x)", looked)
     assert not only_calls("print(fs.ls(path='/a'), 1)", looked)
     assert call_form("not a call") is None and call_form("fs.ls(") is None
+
+
+@pytest.mark.slow
+def test_the_first_reply_after_the_look_is_held_to_code(hub):
+    from deskmate.app.agent.actions_code import CODE_REPLY
+
+    hub, workdir = hub
+    cell = ("```python\nprint(len(filesystem.read_text_file("
+            f"path='{workdir}/latency.log').splitlines()))\n```")
+
+    def grammars(task: str, **limits) -> list[str | None]:
+        model = ScriptedModel([cell, "Final answer: 20 requests"], grammar=True)
+        runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True),
+                              limits=AgentLimits(**limits))
+        try:
+            list(runtime.agent.run(task))
+        finally:
+            runtime.sandbox.close()
+        return [p.grammar for p in model.params]
+
+    # Answers read off the look's few lines are sent back (above): code comes first.
+    assert grammars(f"How many requests does {workdir}/latency.log hold?") == [CODE_REPLY, None]
+    # No look shown (no path there), or the config off: the first reply is free.
+    assert grammars("How many requests are there?") == [None, None]
+    assert grammars(f"How many requests does {workdir}/latency.log hold?",
+                    code_after_error=False) == [None, None]

@@ -64,6 +64,7 @@ class CodeActions:
         self._seen: dict[str, str] = {}  # what each of this turn's cells showed the model
         self._failed = False  # the last reply was a cell that ran and failed
         self._looked: set[str] = set()  # the first look's calls this turn (as ast.dump)
+        self._before_code = False  # a first look was shown and no reply acted on it yet
 
     def stop_at(self, reply: str) -> int | None:
         # We end the stream once the code block is complete, so the model cannot invent
@@ -75,19 +76,24 @@ class CodeActions:
         self._seen.clear()
         self._failed = False
         self._looked.clear()
+        self._before_code = False
 
     def looked(self, calls: Sequence[str]) -> None:
         self._looked.update(filter(None, map(call_form, calls)))
+        self._before_code = True
 
     def next_grammar(self) -> str | None:
         """After a cell that failed, the reply is code. Small models answer a traceback
         with "Final answer:" and a copy of it, or "the calculation failed", and the check
         that sends that back costs one of the turn's few steps; the fix written at once
-        does not (the loop leaves the last step free, for an answer)."""
-        return CODE_REPLY if self._failed else None
+        does not (the loop leaves the last step free, for an answer). So is the first
+        reply after the first look: small models answer from the look's few lines ("No
+        files to move."), and the check of an answer given before any code ran sends
+        that back too."""
+        return CODE_REPLY if self._failed or self._before_code else None
 
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
-        self._failed = False
+        self._failed = self._before_code = False
         yield turn.append(ChatMessage("assistant", reply))
         parsed = parse_reply(reply, self.objects())
         if isinstance(parsed, FinalAnswer):
@@ -153,7 +159,10 @@ class CodeActions:
 
 
 # One fenced Python block and nothing else; a backtick or two may stand in the code.
-CODE_REPLY = r"""root ::= "```python\n" code "```"
+# The closing fence may take a newline: Qwen's tokens for "```\n" are "``" and "`\n", and
+# a grammar that ends right at the fence bans the second, so a model closing its block
+# that way wrote "``'" and went on (a syntax error, then the same reply again).
+CODE_REPLY = r"""root ::= "```python\n" code "```" "\n"?
 code ::= ([^`] | "`" [^`] | "``" [^`])*"""
 
 
