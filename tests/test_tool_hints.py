@@ -274,15 +274,22 @@ def test_an_answer_right_after_the_made_up_note_is_checked_once(hub):
     assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["Done."]
 
 
-def test_an_error_that_names_a_tool_to_call_first_gets_that_call(hub):
-    # git_commit before git_add: "Use git_add to stage changes first" → the git_add call,
-    # with the repository and the file this turn wrote there; run as told, it commits.
-    workdir = hub[1]
-    repo = workdir / "staged"
+def committed_repo(repo, files: dict[str, str]):
+    """A git repository at ``repo`` whose one commit holds ``files`` (name: text)."""
     repo.mkdir()
     git = ["git", "-C", str(repo), "-c", "user.name=Ann", "-c", "user.email=ann@example.org"]
     subprocess.run([*git, "init", "-q"], check=True)
+    for name, text in files.items():
+        (repo / name).write_text(text)
+        subprocess.run([*git, "add", name], check=True)
     subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "Start"], check=True)
+    return repo
+
+
+def test_an_error_that_names_a_tool_to_call_first_gets_that_call(hub):
+    # git_commit before git_add: "Use git_add to stage changes first" → the git_add call,
+    # with the repository and the file this turn wrote there; run as told, it commits.
+    repo = committed_repo(hub[1] / "staged", {})
     change = f'CHANGELOG = "{repo}/CHANGELOG.md"'
     write = 'filesystem.write_file(path=CHANGELOG, content="## 0.2.0\\n")'
     commit = f'print(git.git_commit(repo_path="{repo}", message="Add changelog"))'
@@ -297,14 +304,7 @@ def test_an_error_that_names_a_tool_to_call_first_gets_that_call(hub):
 def test_a_commit_after_a_write_that_changed_nothing_is_told_so_not_to_stage(hub):
     # The fix replaced a word the file does not hold: the write gave it its own text,
     # and git_add would stage nothing. The hint says what happened, not "call git_add".
-    workdir = hub[1]
-    repo = workdir / "typo"
-    repo.mkdir()
-    git = ["git", "-C", str(repo), "-c", "user.name=Ann", "-c", "user.email=ann@example.org"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    (repo / "mail.py").write_text("def recieve(inbox):\n    return inbox\n")
-    subprocess.run([*git, "add", "mail.py"], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "Start"], check=True)
+    repo = committed_repo(hub[1] / "typo", {"mail.py": "def recieve(inbox):\n    return inbox\n"})
     cell = (f'text = filesystem.read_text_file(path="{repo}/mail.py")\n'
             f'filesystem.write_file(path="{repo}/mail.py", '
             "content=text.replace('receive', 'receive'))\n"
