@@ -274,6 +274,20 @@ def test_an_answer_right_after_the_made_up_note_is_checked_once(hub):
     assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["Done."]
 
 
+def test_a_servers_name_that_hides_a_python_module_says_how_to_reach_it(hub):
+    # The time server's object is named like Python's time module: time.datetime(...) and
+    # time.sleep(...) meant Python's, and "did you mean convert_time" led nowhere.
+    made, slept = observations(hub, "print(time.datetime(2026, 1, 1))",
+                               "import importlib\npy_time = importlib.import_module('time')\n"
+                               "print(py_time.sleep(0))")[:2]
+    assert ("Here time is the time server, not Python's time module; datetime is a module "
+            "of Python's own: import datetime and use it.") in made
+    assert slept.strip() == "Output:\nNone"
+    sleep = observations(hub, "time.sleep(0)")[0]
+    assert ("for Python's time.sleep write import importlib; py_time = "
+            "importlib.import_module('time') and call py_time.sleep.") in sleep
+
+
 def committed_repo(repo, files: dict[str, str]):
     """A git repository at ``repo`` whose one commit holds ``files`` (name: text)."""
     repo.mkdir()

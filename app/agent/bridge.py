@@ -420,7 +420,8 @@ class ToolBridge:
         names = [t for (s, t) in self._tools if s == server]
         hint = name_hint(name, names)
         raise BridgeError(f"{py_identifier(server)} has no tool {name!r}{hint}. "
-                          f"Try search_tools({name!r}) or tool_help({py_identifier(server)!r}).")
+                          f"Try search_tools({name!r}) or tool_help({py_identifier(server)!r})."
+                          + module_hint(py_identifier(server), name))
 
     def _arguments(self, server: str, sig: Signature, spec: ToolSpec, args: list[Any],
                    kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -443,3 +444,27 @@ class ToolBridge:
                               f"Signature: {sig.def_line()}")
         validate(spec, sig, arguments, self._tools, server)
         return arguments
+
+
+def module_hint(server: str, name: str) -> str:
+    """For ``time.datetime(...)`` or ``time.sleep(1)`` where the server's object is named
+    like a module of Python's (``time``): the code meant Python's module, which the
+    server's name hides; how to reach it under another name."""
+    import importlib
+    import sys
+
+    if server not in sys.stdlib_module_names:
+        return ""
+    try:
+        module = importlib.import_module(server)
+    except ImportError:
+        return ""
+    here = f" Here {server} is the {server} server, not Python's {server} module"
+    if hasattr(module, name):
+        # (an ``import time`` in a cell binds the server's object, whatever its ``as``)
+        return (f"{here}: for Python's {server}.{name} write import importlib; py_{server} = "
+                f"importlib.import_module({server!r}) and call py_{server}.{name}.")
+    if name in sys.stdlib_module_names:
+        return f"{here}; {name} is a module of Python's own: import {name} and use it."
+    return ""
+
