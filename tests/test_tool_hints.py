@@ -288,6 +288,17 @@ def test_a_servers_name_that_hides_a_python_module_says_how_to_reach_it(hub):
             "importlib.import_module('time') and call py_time.sleep.") in sleep
 
 
+def test_the_module_hint_never_imports_a_module_to_look_into_it():
+    import sys
+
+    # `this` prints the Zen of Python when imported: a server named so must not.
+    code = ("import sys\nfrom deskmate.app.agent.bridge import module_hint\n"
+            "print(repr(module_hint('this', 's')), 'this' in sys.modules)")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True).stdout
+    assert shown.strip() == "'' False"
+
+
 def committed_repo(repo, files: dict[str, str]):
     """A git repository at ``repo`` whose one commit holds ``files`` (name: text)."""
     repo.mkdir()

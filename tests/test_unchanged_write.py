@@ -9,7 +9,7 @@ from deskmate.app.agent import events as ev
 from deskmate.app.agent.factory import build_agent
 from deskmate.app.agent.loop import AgentLimits
 from deskmate.app.agent.scripted import ScriptedModel
-from deskmate.app.agent.turn_record import UNCHANGED_WRITE, TurnRecord
+from deskmate.app.agent.turn_record import UNCHANGED_WRITE, TurnRecord, unchanged_note
 from deskmate.tools.hub import Hub, ServerConfig
 from deskmate.tools.policy import Policy
 
@@ -18,11 +18,25 @@ def test_a_write_of_the_text_a_read_returned_is_unchanged():
     record = TurnRecord()
     assert record.saw(True, {"path": "/w/mail.py"}, "def recieve():\n") is None
     assert record.saw(False, {"path": "/w/mail.py", "content": "def recieve():"},
-                      "ok") == "/w/mail.py"
+                      "ok") == ("path", "/w/mail.py")
     # The file now holds what was written: another text is a change.
     assert record.saw(False, {"path": "/w/mail.py", "content": "def receive():"}, "ok") is None
     assert record.saw(False, {"path": "/w/mail.py", "content": "def receive():\n"}, "ok") == (
-        "/w/mail.py")
+        "path", "/w/mail.py")
+    assert record.unchanged == ["/w/mail.py"]
+
+
+def test_a_servers_own_argument_names_are_kept_in_the_note():
+    # Not every server calls it path=: the note names the argument the call was given.
+    record = TurnRecord()
+    record.saw(True, {"file_path": "/w/a.txt", "offset": None}, "one\n")
+    named = record.saw(False, {"file_path": "/w/a.txt", "contents": "one"}, "ok")
+    assert named == ("file_path", "/w/a.txt")
+    note = unchanged_note("files.save", named)
+    assert note.startswith(f"Note: files.save(file_path='/w/a.txt', …){UNCHANGED_WRITE}")
+    # A change afterwards takes the file off the list of those left as they were.
+    record.saw(False, {"file_path": "/w/a.txt", "contents": "two"}, "ok")
+    assert record.unchanged == []
 
 
 def test_only_a_whole_read_of_one_file_counts():

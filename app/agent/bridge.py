@@ -11,6 +11,7 @@ the loop hands over for each turn.
 from __future__ import annotations
 
 import re
+import sys
 import threading
 import time
 import uuid
@@ -449,22 +450,16 @@ class ToolBridge:
 def module_hint(server: str, name: str) -> str:
     """For ``time.datetime(...)`` or ``time.sleep(1)`` where the server's object is named
     like a module of Python's (``time``): the code meant Python's module, which the
-    server's name hides; how to reach it under another name."""
-    import importlib
-    import sys
-
+    server's name hides; how to reach it under another name. Only a module this process
+    has loaded is looked into: importing one here to see its names would run it (and
+    ``this`` or ``antigravity`` do things when imported)."""
     if server not in sys.stdlib_module_names:
         return ""
-    try:
-        module = importlib.import_module(server)
-    except ImportError:
-        return ""
     here = f" Here {server} is the {server} server, not Python's {server} module"
-    if hasattr(module, name):
+    if hasattr(sys.modules.get(server), name):
         # (an ``import time`` in a cell binds the server's object, whatever its ``as``)
         return (f"{here}: for Python's {server}.{name} write import importlib; py_{server} = "
                 f"importlib.import_module({server!r}) and call py_{server}.{name}.")
     if name in sys.stdlib_module_names:
         return f"{here}; {name} is a module of Python's own: import {name} and use it."
     return ""
-

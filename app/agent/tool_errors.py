@@ -41,6 +41,13 @@ FOLDER_LINES = 30  # of a folder's listing shown after a "no such file" error
 PATH_WORDS = ("path", "file", "filename", "dir", "directory", "folder")
 
 
+def path_arguments(arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The arguments a call names a path with (``path``, ``file_path``, ``repo_dir``),
+    as (key, value), those whose value is a text."""
+    return [(key, value) for key, value in arguments.items()
+            if key.lower().endswith(PATH_WORDS) and isinstance(value, str)]
+
+
 def path_hint(tools: Tools, server: str, error: str, tool: str = "") -> str:
     """The next call for a file server's path errors, which small models answer with
     "the path is not a directory" instead of reading the file (or listing the folder)
@@ -89,9 +96,8 @@ def pathspec_folder(error: str, arguments: Mapping[str, Any]) -> str | None:
     "LICENSE.txt")."""
     if not UNMATCHED_PATHSPEC.search(error):
         return None
-    folder = next((value for key, value in arguments.items()
-                   if key.lower().endswith(PATH_WORDS) and isinstance(value, str)
-                   and value.startswith("/")), None)
+    folder = next((value for _, value in path_arguments(arguments)
+                   if value.startswith("/")), None)
     return folder.rstrip("/") or "/" if folder else None
 
 
@@ -375,9 +381,8 @@ def edit_target(error: str, arguments: Mapping[str, Any]) -> tuple[str, list[str
     texts the call looked for (``edits[].oldText``, or any ``old…`` argument)."""
     if not NO_MATCH.search(error):
         return None
-    path = next((value for key, value in arguments.items()
-                 if key.lower().endswith(PATH_WORDS) and isinstance(value, str)
-                 and value.startswith("/")), None)
+    path = next((value for _, value in path_arguments(arguments)
+                 if value.startswith("/")), None)
     wanted: list[str] = []
     for key, value in arguments.items():
         if isinstance(value, str) and key.lower().startswith(OLD_WORDS):

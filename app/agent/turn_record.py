@@ -18,7 +18,7 @@ from typing import Any
 
 from deskmate.app.agent.empty_result import empty
 from deskmate.app.agent.made_up import made_up_note, record_values
-from deskmate.app.agent.tool_errors import PATH_WORDS, TEXT_WORDS, Tools
+from deskmate.app.agent.tool_errors import TEXT_WORDS, Tools, path_arguments
 from deskmate.app.agent.unprinted import Returned
 from deskmate.tools.signatures import py_identifier
 
@@ -76,27 +76,29 @@ class TurnRecord:
         self.changed += [value for value in arguments.values()
                          if isinstance(value, str) and value.startswith("/")]
 
-    def saw(self, reads: bool, arguments: dict[str, Any], text: str) -> str | None:
+    def saw(self, reads: bool, arguments: dict[str, Any], text: str) -> tuple[str, str] | None:
         """Keep what a call that succeeded says a file holds (``reads``: a tool that only
         reads); for a write that gave a file exactly the text this turn saw in it, the
-        file's path, else None."""
-        paths = [v for k, v in arguments.items()
-                 if isinstance(v, str) and k.lower().endswith(PATH_WORDS)]
+        argument that named the file, as (key, path); else None."""
+        paths = path_arguments(arguments)
         if len(paths) != 1:
             return None
-        path = paths[0]
+        key, path = paths[0]
         written = next((v for k, v in arguments.items()
-                        if isinstance(v, str) and k.lower() in TEXT_WORDS), None)
+                        if isinstance(v, str) and k.lower().endswith(TEXT_WORDS)), None)
         if written is not None:
             before = self._texts.get(path)
             self._texts[path] = written
             if before is not None and before.strip() == written.strip():
-                self.unchanged.append(path)
-                return path
-            self.unchanged = [p for p in self.unchanged if p != path]
+                if path not in self.unchanged:
+                    self.unchanged.append(path)
+                return key, path
+            if path in self.unchanged:
+                self.unchanged.remove(path)
             return None
-        whole = all(v is None for v in arguments.values() if v is not path)
-        if reads and whole and text.strip():  # (not a read of its head or tail)
+        # A read of the whole file: no argument but the path (not its head or tail).
+        whole = all(v is None for k, v in arguments.items() if k != key)
+        if reads and whole and text.strip():
             self._texts[path] = text
         elif not reads:
             self._texts.pop(path, None)  # changed some other way (an edit, a move)
@@ -137,11 +139,13 @@ class TurnRecord:
         return [f"{py_identifier(server)}.{sig.call_text()}" for server, sig in found]
 
 
-def unchanged_note(call: str, path: str) -> str:
-    """For a write whose text is what the file held: the change the code meant did not
-    happen (``text.replace('recieve', 'receive')`` on a text spelled otherwise gives it
-    back as it was), and the commit after it finds nothing to stage."""
-    return (f"Note: {call}(path={path!r}, …){UNCHANGED_WRITE} (as read this turn): "
+def unchanged_note(call: str, named: tuple[str, str]) -> str:
+    """For a write whose text is what the file held (``named``: the argument that named
+    it, as ``TurnRecord.saw`` gives it): the change the code meant did not happen
+    (``text.replace('recieve', 'receive')`` on a text spelled otherwise gives it back as
+    it was), and the commit after it finds nothing to stage."""
+    key, path = named
+    return (f"Note: {call}({key}={path!r}, …){UNCHANGED_WRITE} (as read this turn): "
             "nothing changed. If the request asks for a change, the new text must differ: "
             "print the part your code replaces to check it is in the file as written "
             "(its spelling and case).")
