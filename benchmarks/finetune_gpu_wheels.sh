@@ -43,15 +43,16 @@ for wheel in sorted((out / "raw").glob("*.whl")):
         dst.writestr(record, text.getvalue())
 PY
 rm -rf "$out/raw"
-# Unsloth imports datasets (pyarrow, pandas, …) at import time; a machine without them
-# needs a second carry (pyarrow alone is ~40 MB): PYVER=3.12 fills .cache/gpu-wheels-extra.
+# Unsloth imports datasets at import time; a machine without it needs a second carry:
+# PYVER=3.12 fills .cache/gpu-wheels-extra. Only what the lent H200 image lacks is kept
+# (datasets, dill, multiprocess: 0.8 MB): pyarrow (55 MB) and pandas (12 MB) are there,
+# and with them the carry would not fit the 64 MiB a call takes.
 if [ -n "${PYVER:-}" ]; then
   rm -rf "$out-extra" && mkdir -p "$out-extra"
   $py -m pip download --quiet --only-binary=:all: --platform manylinux_2_28_x86_64 \
     --python-version "$PYVER" -d "$out-extra" datasets==4.8.5
-  # what transformers already brings there stays the machine's own
-  (cd "$out-extra" && rm -f numpy-* huggingface_hub-* packaging-* requests-* tqdm-* \
-    filelock-* pyyaml-* PyYAML-* typing_extensions-* urllib3-* idna-* certifi-*)
+  find "$out-extra" -name '*.whl' ! -name 'datasets-*' ! -name 'dill-*' \
+    ! -name 'multiprocess-*' -delete
   du -sh "$out-extra"
 fi
 $py - "$out/tokenizer" <<'PY'

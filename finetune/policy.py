@@ -392,12 +392,14 @@ class PolicyChatModel:
             while len(reply.ids) < max_new and not cancel.is_set():
                 # Positions are explicit: Unsloth's decode step reads them (stock
                 # transformers derives them from the cache). Only the last position's
-                # logits are projected, in the prefill too.
+                # logits are projected, in the prefill too. return_dict too: Unsloth's
+                # decode step returns a tuple unless asked (seen on an H200).
                 at = len(prompt) + len(reply.ids) - step_input.shape[1]
                 positions = torch.arange(at, at + step_input.shape[1],
                                          device=policy.device)[None]
                 out = policy.model(input_ids=step_input, position_ids=positions,
-                                   past_key_values=cache, use_cache=True, logits_to_keep=1)
+                                   past_key_values=cache, use_cache=True, logits_to_keep=1,
+                                   return_dict=True)
                 cache = out.past_key_values
                 logits = out.logits[0, -1].float()
                 token = sample_token(logits, params.temperature, params.top_p, rng)

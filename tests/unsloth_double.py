@@ -7,7 +7,10 @@ as read in ``unsloth/models/llama.py`` (2026.10.9):
 
 - decoding with a cache (one input token and ``past_key_values``) takes Unsloth's fast
   inference branch, which reads ``int(position_ids.max().item())``: without
-  ``position_ids`` it raises ``AttributeError`` (``LlamaModel_fast_forward_inference``);
+  ``position_ids`` it raises ``AttributeError`` (``LlamaModel_fast_forward_inference``),
+  and it returns a tuple ``(logits, past_key_values, …)`` unless ``return_dict=True``
+  is passed (``_CausalLM_fast_forward`` reads the config's default only in its other
+  branch; first seen on an H200, where ``out.past_key_values`` failed);
 - in training mode the backbone drops the 2-D attention mask and runs causal-only
   (``LlamaModel_fast_forward``): right padding is safe, left padding is not;
 - ``for_inference`` turns gradient checkpointing off on every module and leaves
@@ -50,6 +53,12 @@ def _patch(model) -> None:
             # Unsloth's fast decode branch: rotary_seq_len = max(kv_seq_len,
             # int(position_ids.max().item()) + 1)
             int(position_ids.max().item())
+            out = causal_forward(input_ids=input_ids, attention_mask=attention_mask,
+                                 position_ids=position_ids, past_key_values=past_key_values,
+                                 **kwargs)
+            # `if not return_dict: output = (logits,) + outputs[1:]`, with return_dict None
+            return out if kwargs.get("return_dict") is True else (
+                out.logits, out.past_key_values, [], [])
         return causal_forward(input_ids=input_ids, attention_mask=attention_mask,
                               position_ids=position_ids, past_key_values=past_key_values,
                               **kwargs)
