@@ -95,14 +95,15 @@ class CodeActions:
         before any code ran sends that back too. The last step stays free: a turn that
         cannot fix its error still answers. After the repeat that would have ended the
         turn, the reply is the answer asked for (small models wrote the same code)."""
-        if self._answering:
+        if self._answering:  # once: a check that sends the answer back wants code
+            self._answering = False
             return ANSWER_REPLY
         if last:
             return None
         return CODE_REPLY if self._failed or self._before_code else None
 
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
-        self._failed = self._before_code = self._answering = False
+        self._failed = self._before_code = False
         yield turn.append(ChatMessage("assistant", reply))
         parsed = parse_reply(reply, self.objects())
         if isinstance(parsed, FinalAnswer):
