@@ -155,9 +155,8 @@ REPEATED = ("Not run: this is the same code as before in this task, so its outpu
 # Answers the repeat that would end the turn, while steps are left (actions_code.py): the
 # turn ends with an answer from what the outputs showed, not with none.
 REPEATED_ANSWER = ("Not run: this is the same code as before in this task, for the third "
-                   "time. Do not write code now: give your final answer from what the "
-                   "outputs above showed, and say plainly what you could not do. Start "
-                   "with \"Final answer:\". The request: ")
+                   "time. Answer the request now from what the outputs above showed, "
+                   "starting with \"Final answer:\". The request: ")
 # Answers a cell that only makes the first look's calls again (actions_code.py): the
 # 1.5B printed the look's listing once more, then described it as the answer. The
 # request follows.
