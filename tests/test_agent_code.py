@@ -205,8 +205,9 @@ def test_generation_stops_at_the_end_of_the_code_block(hub):
 
 def test_repeated_cell_ends_the_turn(hub):
     # The second time, the cell is not run: the model is told so, with the request
-    # again; the third time ends the turn.
-    events, model, _ = run(hub, [py("print(1)")] * 3, task="Print one.")
+    # again; the third time, on the turn's last step, ends the turn (with a step left
+    # the answer is asked for first: tests/test_repeat_answer.py).
+    events, model, _ = run(hub, [py("print(1)")] * 3, task="Print one.", max_steps=3)
     assert events[-1].status == "repetition" and len(model.calls) == 3
     observations = [o.content for o in of(events, ev.Observation)]
     assert observations[0] == "Output:\n1" and len(observations) == 2

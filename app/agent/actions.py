@@ -66,6 +66,7 @@ class Turn:
     append: Callable[[ChatMessage], ev.MessageAppended]  # to the transcript, as an event
     events: Queue[ev.AgentEvent]  # what the bridge reports, from whichever thread
     request: str = ""  # the user's message this turn answers
+    max_steps: int = 0  # the turn's model calls at most; 0: not known
 
     def interrupt(self) -> Interrupt:
         return Interrupt(self.cancel, self.deadline)
@@ -112,9 +113,9 @@ class Actions(Protocol):
         """Append the reply, run its action, append what came back; True: answered."""
         ...
 
-    def next_grammar(self) -> str | None:
+    def next_grammar(self, last: bool = False) -> str | None:
         """A GBNF grammar the next reply must follow (where the backend takes one), or
-        None for a free reply."""
+        None for a free reply. ``last``: the reply is the turn's last step."""
         ...
 
     def looked(self, calls: Sequence[str]) -> None:

@@ -22,6 +22,7 @@ from deskmate.app.agent.parse import (
     LOOKED_AGAIN,
     OUTPUT_PREFIX,
     REPEATED,
+    REPEATED_ANSWER,
     CodeAction,
     FinalAnswer,
     Malformed,
@@ -65,6 +66,8 @@ class CodeActions:
         self._failed = False  # the last reply was a cell that ran and failed
         self._looked: set[str] = set()  # the first look's calls this turn (as ast.dump)
         self._before_code = False  # a first look was shown and no reply acted on it yet
+        self._answer_asked = False  # a repeat that would end the turn asked for the answer
+        self._answering = False  # ... and the next reply is that answer
 
     def stop_at(self, reply: str) -> int | None:
         # We end the stream once the code block is complete, so the model cannot invent
@@ -77,19 +80,26 @@ class CodeActions:
         self._failed = False
         self._looked.clear()
         self._before_code = False
+        self._answer_asked = self._answering = False
 
     def looked(self, calls: Sequence[str]) -> None:
         self._looked.update(filter(None, map(call_form, calls)))
         self._before_code = True
 
-    def next_grammar(self) -> str | None:
+    def next_grammar(self, last: bool = False) -> str | None:
         """After a cell that failed, the reply is code. Small models answer a traceback
         with "Final answer:" and a copy of it, or "the calculation failed", and the check
         that sends that back costs one of the turn's few steps; the fix written at once
-        does not (the loop leaves the last step free, for an answer). So is the first
-        reply after the first look: small models answer from the look's few lines ("No
-        files to move."), and the check of an answer given before any code ran sends
-        that back too."""
+        does not. So is the first reply after the first look: small models answer from
+        the look's few lines ("No files to move."), and the check of an answer given
+        before any code ran sends that back too. The last step stays free: a turn that
+        cannot fix its error still answers. After the repeat that would have ended the
+        turn, the reply is the answer asked for (small models wrote the same code)."""
+        if self._answering:  # once: a check that sends the answer back wants code
+            self._answering = False
+            return ANSWER_REPLY
+        if last:
+            return None
         return CODE_REPLY if self._failed or self._before_code else None
 
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
@@ -108,7 +118,15 @@ class CodeActions:
         yield ev.CodeAction(step=step, thought=parsed.thought, code=parsed.code)
         cell = same_cell(parsed.code)
         if self._cells[cell] + 1 >= turn.repeat_code:
-            raise Stop("repetition")
+            if self._answer_asked or step >= turn.max_steps:
+                raise Stop("repetition")
+            # With a step left, the turn ends with an answer from what the outputs
+            # showed, and what could not be done, instead of with none.
+            self._answer_asked = self._answering = True
+            content = REPEATED_ANSWER + turn.request
+            yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
+            yield turn.append(ChatMessage("user", content))
+            return False
         if self._cells[cell]:
             self._cells[cell] += 1
             # Run again, a stuck model's cell fails the same way and it writes it once
@@ -164,6 +182,8 @@ class CodeActions:
 # that way wrote "``'" and went on (a syntax error, then the same reply again).
 CODE_REPLY = r"""root ::= "```python\n" code "```" "\n"?
 code ::= ([^`] | "`" [^`] | "``" [^`])*"""
+# An answer, and nothing else (after the repeat that would have ended the turn).
+ANSWER_REPLY = r"""root ::= "Final answer: " [^\x00]*"""
 
 
 def call_form(code: str) -> str | None:

@@ -160,7 +160,7 @@ class EagerActions:
         # (the bridge guards eager calls; it starts each turn afresh itself)
         self._empty_said = False
 
-    def next_grammar(self) -> str | None:
+    def next_grammar(self, last: bool = False) -> str | None:
         return None  # a reply is prose or calls, in the template's own format
 
     def looked(self, calls: Sequence[str]) -> None:

@@ -174,7 +174,7 @@ class Agent:
         turn = Turn(cancel=cancel, deadline=started + self.limits.wall_s,
                     observation_chars=self.limits.observation_chars,
                     repeat_code=self.limits.repeat_code, append=self._append,
-                    events=self._events, request=task)
+                    events=self._events, request=task, max_steps=self.limits.max_steps)
         self.bridge.new_turn(CallContext(emit=self._events.put,
                                          max_tool_calls=self.limits.max_tool_calls,
                                          cancel=turn.interrupt(), said=self._said))
@@ -469,9 +469,8 @@ class Agent:
                tally: Tally) -> Generator[ev.AgentEvent, None, str]:
         """One model call, streamed, ended early where the action format says the reply
         is complete (code: the end of the first block)."""
-        # The last step stays free: a turn that cannot fix its error still answers.
-        grammar = (self.actions.next_grammar() if self.limits.code_after_error
-                   and self.model.info.grammar and step < self.limits.max_steps else None)
+        grammar = (self.actions.next_grammar(last=step >= self.limits.max_steps)
+                   if self.limits.code_after_error and self.model.info.grammar else None)
         params = GenerationParams(max_tokens=self.limits.max_tokens, grammar=grammar,
                                   temperature=self.limits.temperature, tools=self.actions.tools)
         # Our own stop, also set by the user's cancel and by the turn's deadline.

@@ -1,0 +1,109 @@
+"""The repeat that would end a turn, with a step left, asks for the answer instead: the
+reply after it is held to "Final answer: …" (actions_code.ANSWER_REPLY) where the backend
+takes a grammar. Scripted models for the loop's choices; the real tiny model for the
+grammar and for a turn through the real path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from deskmate.app.agent import events as ev
+from deskmate.app.agent.actions_code import ANSWER_REPLY
+from deskmate.app.agent.factory import build_agent
+from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.parse import REPEATED_ANSWER, FinalAnswer, is_feedback, parse_reply
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.app.llm.base import ChatMessage, GenerationParams, StreamEvent, complete
+from deskmate.tools.policy import Policy
+
+CELL = "```python\nprint(6 * 7)\n```"
+TASK = "What is 6 times 7?"
+
+
+def run(model, **limits):
+    runtime = build_agent(model, policy=Policy(yes_all=True), limits=AgentLimits(**limits))
+    try:
+        return list(runtime.agent.run(TASK))
+    finally:
+        assert runtime.sandbox is not None
+        runtime.sandbox.close()
+
+
+def observations(events):
+    return [e.content for e in events if isinstance(e, ev.Observation)]
+
+
+@pytest.mark.slow
+def test_the_third_repeat_asks_for_the_answer_and_holds_the_reply_to_it():
+    model = ScriptedModel([CELL, CELL, CELL, "Final answer: 42"], grammar=True)
+    events = run(model, max_steps=5)
+    assert events[-1].status == "answered"
+    assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["42"]
+    seen = observations(events)
+    assert seen[0] == "Output:\n42" and seen[1].startswith("Not run: ")
+    assert seen[2] == REPEATED_ANSWER + TASK and is_feedback(seen[2])
+    assert [p.grammar for p in model.params] == [None, None, None, ANSWER_REPLY]
+
+
+@pytest.mark.slow
+def test_the_answer_is_asked_for_on_the_last_step_too_and_once_a_turn():
+    # Asked at step 4 of 5: the last step's reply is held to the answer as well.
+    model = ScriptedModel([CELL, CELL, "```python\nprint(1)\n```", CELL,
+                           "Final answer: 42"], grammar=True)
+    events = run(model, max_steps=5)
+    assert events[-1].status == "answered" and model.params[-1].grammar == ANSWER_REPLY
+    # A model that takes no grammar (a server over HTTP) may write the code once more:
+    # that ends the turn.
+    model = ScriptedModel([CELL] * 4)
+    events = run(model, max_steps=6)
+    assert events[-1].status == "repetition" and len(model.params) == 4
+    assert all(p.grammar is None for p in model.params)
+
+
+@pytest.mark.slow
+def test_a_repeat_on_the_last_step_still_ends_the_turn():
+    model = ScriptedModel([CELL] * 3, grammar=True)
+    events = run(model, max_steps=3)
+    assert events[-1].status == "repetition"
+    assert not any(o.startswith(REPEATED_ANSWER) for o in observations(events))
+
+
+def test_the_real_model_under_the_grammar_writes_an_answer(tiny_model):
+    asked = [ChatMessage("user", "What is 6 times 7? Answer now.")]
+    done = complete(tiny_model, asked,
+                    GenerationParams(max_tokens=24, temperature=0.0, grammar=ANSWER_REPLY))
+    assert done.text.startswith("Final answer: ")
+    assert isinstance(parse_reply(done.text), FinalAnswer)
+
+
+class ScriptedThenReal:
+    """Scripted replies first, then the real model: its reply after the ask goes through
+    the real llama.cpp path under the grammar the loop sends."""
+
+    def __init__(self, real, first: Sequence[str]) -> None:
+        self.real, self.first, self.info = real, list(first), real.info
+        self.params: list[GenerationParams] = []
+
+    def stream(self, messages: Sequence[ChatMessage],
+               params: GenerationParams = GenerationParams(),
+               cancel=None) -> Iterator[StreamEvent]:
+        self.params.append(params)
+        if len(self.params) <= len(self.first):
+            scripted = ScriptedModel(self.first[len(self.params) - 1:])
+            return scripted.stream(messages, params, cancel)
+        return self.real.stream(messages, params, cancel)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.slow
+def test_a_turn_through_the_real_model_ends_with_an_answer_after_its_repeats(tiny_model):
+    model = ScriptedThenReal(tiny_model, [CELL, CELL, CELL])
+    events = run(model, max_steps=5, max_tokens=48, temperature=0.0)
+    assert model.params[3].grammar == ANSWER_REPLY
+    assert events[-1].status == "answered"
+    answers = [e.text for e in events if isinstance(e, ev.FinalAnswer)]
+    assert len(answers) == 1 and answers[0].strip()
