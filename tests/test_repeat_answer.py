@@ -8,27 +8,20 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pytest
+from test_code_after_error import run as run_turn
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions_code import ANSWER_REPLY
-from deskmate.app.agent.factory import build_agent
-from deskmate.app.agent.loop import AgentLimits
 from deskmate.app.agent.parse import REPEATED_ANSWER, FinalAnswer, is_feedback, parse_reply
 from deskmate.app.agent.scripted import ScriptedModel
 from deskmate.app.llm.base import ChatMessage, GenerationParams, StreamEvent, complete
-from deskmate.tools.policy import Policy
 
 CELL = "```python\nprint(6 * 7)\n```"
 TASK = "What is 6 times 7?"
 
 
 def run(model, **limits):
-    runtime = build_agent(model, policy=Policy(yes_all=True), limits=AgentLimits(**limits))
-    try:
-        return list(runtime.agent.run(TASK))
-    finally:
-        assert runtime.sandbox is not None
-        runtime.sandbox.close()
+    return run_turn(model, TASK, **limits)
 
 
 def observations(events):
