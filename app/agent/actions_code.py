@@ -121,7 +121,8 @@ class CodeActions:
             if self._answer_asked or step >= turn.max_steps:
                 raise Stop("repetition")
             # With a step left, the turn ends with an answer from what the outputs
-            # showed, and what could not be done, instead of with none.
+            # showed instead of with none (asked for what it "could not do", the 0.5B
+            # answered that it could do nothing, with the answer printed above).
             self._answer_asked = self._answering = True
             content = REPEATED_ANSWER + turn.request
             yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
