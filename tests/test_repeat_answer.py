@@ -17,7 +17,7 @@ from deskmate.app.agent.scripted import ScriptedModel
 from deskmate.app.llm.base import ChatMessage, GenerationParams, StreamEvent, complete
 
 CELL = "```python\nprint(6 * 7)\n```"
-TASK = "What is 6 times 7?"
+TASK = "Print 6 times 7."  # not a question: a question's first repeat asks at once (below)
 
 
 def run(model, **limits):
@@ -100,3 +100,26 @@ def test_a_turn_through_the_real_model_ends_with_an_answer_after_its_repeats(tin
     assert events[-1].status == "answered"
     answers = [e.text for e in events if isinstance(e, ev.FinalAnswer)]
     assert len(answers) == 1 and answers[0].strip()
+
+
+@pytest.mark.slow
+def test_a_questions_printed_cell_written_again_asks_for_the_answer_at_once():
+    question = "What is 6 times 7?"
+    model = ScriptedModel([CELL, CELL, "Final answer: 42"], grammar=True)
+    events = run_turn(model, question, max_steps=5)
+    assert observations(events)[1] == REPEATED_ANSWER + question
+    assert [p.grammar for p in model.params] == [None, None, ANSWER_REPLY]
+    assert events[-1].status == "answered"
+    # Once a turn: a later repeat gets the guard's usual answer.
+    model = ScriptedModel([CELL, CELL, "```python\nprint(1)\n```", "```python\nprint(1)\n```",
+                           "Final answer: 42"], grammar=True)
+    events = run_turn(model, question, max_steps=6)
+    assert [o.startswith(REPEATED_ANSWER) for o in observations(events)] == [
+        False, True, False, False]
+    # Not for a cell that printed nothing, nor for a request to change something.
+    silent = "```python\nx = 6 * 7\n```"
+    for task, cell in ((question, silent), ("Write 6 times 7 to /tmp/p.txt.", CELL)):
+        model = ScriptedModel([cell, cell, "Final answer: 42"], grammar=True)
+        events = run_turn(model, task, max_steps=5)
+        assert observations(events)[1].startswith("Not run: ")
+        assert all(p.grammar != ANSWER_REPLY for p in model.params)

@@ -29,6 +29,7 @@ from deskmate.app.agent.parse import (
     closed_code_block,
     parse_reply,
 )
+from deskmate.app.agent.request import asks_for_change, asks_for_information
 from deskmate.app.agent.text_fields import text_fields
 from deskmate.app.agent.unprinted import Returned, came_to_nothing, unprinted
 from deskmate.app.agent.unused import unused_note
@@ -63,6 +64,7 @@ class CodeActions:
         self.takers = takers  # the tools not called that take a value of a name (unused.py)
         self._cells: Counter[str] = Counter()  # this turn's cells, for the repetition guard
         self._seen: dict[str, str] = {}  # what each of this turn's cells showed the model
+        self._printed: set[str] = set()  # this turn's cells that ran and printed something
         self._failed = False  # the last reply was a cell that ran and failed
         self._looked: set[str] = set()  # the first look's calls this turn (as ast.dump)
         self._before_code = False  # a first look was shown and no reply acted on it yet
@@ -77,6 +79,7 @@ class CodeActions:
     def new_turn(self) -> None:
         self._cells.clear()
         self._seen.clear()
+        self._printed.clear()
         self._failed = False
         self._looked.clear()
         self._before_code = False
@@ -128,6 +131,18 @@ class CodeActions:
             yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
             yield turn.append(ChatMessage("user", content))
             return False
+        if (self._cells[cell] and cell in self._printed and not self._answer_asked
+                and step < turn.max_steps and asks_for_information(turn.request)
+                and not asks_for_change(turn.request)):
+            # A question's cell that ran and printed, written again: what it printed is
+            # what the model had to go on (the 1.5B, shown the files by size, listed
+            # them by size again and again). The answer is asked for, as below.
+            self._cells[cell] += 1
+            self._answer_asked = self._answering = True
+            content = REPEATED_ANSWER + turn.request
+            yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
+            yield turn.append(ChatMessage("user", content))
+            return False
         if self._cells[cell]:
             self._cells[cell] += 1
             # Run again, a stuck model's cell fails the same way and it writes it once
@@ -149,6 +164,8 @@ class CodeActions:
             self._failed = result.status != "ok"
         content = observation(result, turn.observation_chars)
         printed = "\n".join(filter(None, (result.stdout, result.value)))
+        if result.status == "ok" and printed.strip():
+            self._printed.add(cell)
         if came_to_nothing(result.status, printed) and (
                 note := unprinted(self.returned(), f"{printed}\n{result.error}")):
             content += "\n" + note
