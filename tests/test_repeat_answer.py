@@ -63,6 +63,20 @@ def test_a_repeat_on_the_last_step_still_ends_the_turn():
     assert not any(o.startswith(REPEATED_ANSWER) for o in observations(events))
 
 
+def test_the_answer_grammar_takes_inline_code_but_no_fence(tiny_model):
+    from test_code_after_error import _grammar_allows
+
+    tokenize = tiny_model._llm.tokenize
+    answer = "Final answer: Lisbon, from `read_graph`.\n"
+    [dot] = tokenize(b".", add_bos=False, special=False)
+    assert _grammar_allows(tiny_model, ANSWER_REPLY, answer, dot)
+    fence = tokenize(b"```", add_bos=False, special=False)
+    refused = [not _grammar_allows(tiny_model, ANSWER_REPLY,
+                                   answer + tiny_model._llm.detokenize(fence[:i]).decode(), t)
+               for i, t in enumerate(fence)]
+    assert any(refused)
+
+
 def test_the_real_model_under_the_grammar_writes_an_answer(tiny_model):
     asked = [ChatMessage("user", "What is 6 times 7? Answer now.")]
     done = complete(tiny_model, asked,

@@ -200,8 +200,11 @@ class CodeActions:
 # that way wrote "``'" and went on (a syntax error, then the same reply again).
 CODE_REPLY = r"""root ::= "```python\n" code "```" "\n"?
 code ::= ([^`] | "`" [^`] | "``" [^`])*"""
-# An answer, and nothing else (after the repeat that would have ended the turn).
-ANSWER_REPLY = r"""root ::= "Final answer: " [^\x00]*"""
+# An answer, and nothing else (after the repeat that would have ended the turn). No
+# fence: held to "Final answer: ", the 0.5B wrote "Lisbon …" and then the cell again,
+# which runs as code (an answer followed by a tool call is a call not yet made).
+ANSWER_REPLY = r"""root ::= "Final answer: " text
+text ::= ([^`\x00] | "`" [^`\x00] | "``" [^`\x00])* ("`" | "``")?"""
 
 
 def call_form(code: str) -> str | None:
