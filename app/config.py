@@ -116,8 +116,8 @@ class AgentConfig:
         "first look, the reply must be code (a llama.cpp grammar; models served over HTTP "
         "reply freely), so the model fixes the error instead of answering with a copy of "
         "it, and reads the data instead of answering from the look's first lines. The "
-        "turn's last step stays free. After a cell written a third time, the reply must "
-        "be the answer.")
+        "turn's last step stays free. After a cell written a third time (for a question, "
+        "a printing cell written a second time), the reply must be the answer.")
     example: str = _field(
         "auto", "How code mode shows the model its worked example: text inside the system "
         "prompt, turns (a conversation after it), or auto: turns for a model under 1B "
