@@ -288,6 +288,19 @@ def test_a_servers_name_that_hides_a_python_module_says_how_to_reach_it(hub):
             "importlib.import_module('time') and call py_time.sleep.") in sleep
 
 
+def test_a_missing_import_of_pythons_module_for_values_is_named(hub):
+    # The 1.5B wrote a hint's json.loads(...) without its `import json`; the hint after
+    # that said the tools are methods of the servers, and it searched the tools for json.
+    missing, loads, files = observations(hub, "print(list(itertools.chain([1], [2])))",
+                                         "data = json.loads('[1]')",
+                                         "print(os.listdir('/tmp'))")[:3]
+    assert "Hint: itertools is Python's module: add `import itertools` at the top of the " \
+           "cell" in missing
+    assert "Hint: json is Python's module: add `import json`" in loads
+    # Files go through the tools: no import is suggested for os.
+    assert "import os" not in files and "The tools are methods of the servers" in files
+
+
 def test_the_module_hint_never_imports_a_module_to_look_into_it():
     import sys
 

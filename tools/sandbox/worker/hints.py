@@ -14,6 +14,13 @@ from .state import CELL_PREFIX, Toolspace
 # Modules small models reach for to get at the web: the sandbox has no network.
 WEB_MODULES = frozenset({"requests", "httpx", "urllib3", "aiohttp", "bs4", "selenium",
                          "playwright", "scrapy", "lxml", "mechanize"})
+# Python's modules for working on values (not files, processes or the web, which the
+# tools do): a NameError of one is a missing import.
+DATA_MODULES = frozenset({"json", "re", "math", "statistics", "csv", "datetime",
+                          "collections", "itertools", "functools", "decimal", "fractions",
+                          "string", "textwrap", "operator", "heapq", "bisect", "calendar",
+                          "zoneinfo", "difflib", "hashlib", "base64", "uuid", "html",
+                          "random", "pprint", "copy", "dataclasses", "enum", "typing"})
 FILE_TOOLS = ("list_directory", "read_text_file", "read_file", "search_files",
               "directory_tree")
 WRITE_TOOLS = ("move_file", "write_file", "create_directory", "edit_file")
@@ -309,6 +316,9 @@ def unknown_name(name: str, exc: BaseException, toolspace: Toolspace) -> str:
 
     frames = traceback.extract_tb(exc.__traceback__)
     line = (frames[-1].line or "") if frames else ""
+    if name in DATA_MODULES and f"{name}." in line:
+        # Python's own module, used without its import (not a tool to search for).
+        return f"Hint: {name} is Python's module: add `import {name}` at the top of the cell\n"
     if not toolspace.server_names or not (f"{name}(" in line or f"{name}." in line):
         return ""
     close = difflib.get_close_matches(name.lower(), list(toolspace.tool_servers), n=2,
