@@ -12,7 +12,13 @@ from test_code_after_error import run as run_turn
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions_code import ANSWER_REPLY
-from deskmate.app.agent.parse import REPEATED_ANSWER, FinalAnswer, is_feedback, parse_reply
+from deskmate.app.agent.parse import (
+    REPEATED_ANSWER,
+    FinalAnswer,
+    is_feedback,
+    parse_reply,
+    repeated_answer,
+)
 from deskmate.app.agent.scripted import ScriptedModel
 from deskmate.app.llm.base import ChatMessage, GenerationParams, StreamEvent, complete
 
@@ -36,7 +42,8 @@ def test_the_third_repeat_asks_for_the_answer_and_holds_the_reply_to_it():
     assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["42"]
     seen = observations(events)
     assert seen[0] == "Output:\n42" and seen[1].startswith("Not run: ")
-    assert seen[2] == REPEATED_ANSWER + TASK and is_feedback(seen[2])
+    assert seen[2] == repeated_answer(3, TASK) and is_feedback(seen[2])
+    assert "for the third time. Answer the request now" in seen[2]
     assert [p.grammar for p in model.params] == [None, None, None, ANSWER_REPLY]
 
 
@@ -60,7 +67,7 @@ def test_a_repeat_on_the_last_step_still_ends_the_turn():
     model = ScriptedModel([CELL] * 3, grammar=True)
     events = run(model, max_steps=3)
     assert events[-1].status == "repetition"
-    assert not any(o.startswith(REPEATED_ANSWER) for o in observations(events))
+    assert not any(REPEATED_ANSWER in o for o in observations(events))
 
 
 def test_the_answer_grammar_takes_inline_code_but_no_fence(tiny_model):
@@ -121,14 +128,15 @@ def test_a_questions_printed_cell_written_again_asks_for_the_answer_at_once():
     question = "What is 6 times 7?"
     model = ScriptedModel([CELL, CELL, "Final answer: 42"], grammar=True)
     events = run_turn(model, question, max_steps=5)
-    assert observations(events)[1] == REPEATED_ANSWER + question
+    assert observations(events)[1] == repeated_answer(2, question)
+    assert "for the second time" in observations(events)[1]
     assert [p.grammar for p in model.params] == [None, None, ANSWER_REPLY]
     assert events[-1].status == "answered"
     # Once a turn: a later repeat gets the guard's usual answer.
     model = ScriptedModel([CELL, CELL, "```python\nprint(1)\n```", "```python\nprint(1)\n```",
                            "Final answer: 42"], grammar=True)
     events = run_turn(model, question, max_steps=6)
-    assert [o.startswith(REPEATED_ANSWER) for o in observations(events)] == [
+    assert [REPEATED_ANSWER in o for o in observations(events)] == [
         False, True, False, False]
     # Not for a cell that printed nothing, nor for a request to change something.
     silent = "```python\nx = 6 * 7\n```"

@@ -22,12 +22,12 @@ from deskmate.app.agent.parse import (
     LOOKED_AGAIN,
     OUTPUT_PREFIX,
     REPEATED,
-    REPEATED_ANSWER,
     CodeAction,
     FinalAnswer,
     Malformed,
     closed_code_block,
     parse_reply,
+    repeated_answer,
 )
 from deskmate.app.agent.request import asks_for_change, asks_for_information
 from deskmate.app.agent.text_fields import text_fields
@@ -126,23 +126,14 @@ class CodeActions:
             # With a step left, the turn ends with an answer from what the outputs
             # showed instead of with none (asked for what it "could not do", the 0.5B
             # answered that it could do nothing, with the answer printed above).
-            self._answer_asked = self._answering = True
-            content = REPEATED_ANSWER + turn.request
-            yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
-            yield turn.append(ChatMessage("user", content))
-            return False
+            return (yield from self._ask_for_answer(step, cell, turn))
         if (self._cells[cell] and cell in self._printed and not self._answer_asked
                 and step < turn.max_steps and asks_for_information(turn.request)
                 and not asks_for_change(turn.request)):
             # A question's cell that ran and printed, written again: what it printed is
             # what the model had to go on (the 1.5B, shown the files by size, listed
-            # them by size again and again). The answer is asked for, as below.
-            self._cells[cell] += 1
-            self._answer_asked = self._answering = True
-            content = REPEATED_ANSWER + turn.request
-            yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
-            yield turn.append(ChatMessage("user", content))
-            return False
+            # them by size again and again). The answer is asked for at once.
+            return (yield from self._ask_for_answer(step, cell, turn))
         if self._cells[cell]:
             self._cells[cell] += 1
             # Run again, a stuck model's cell fails the same way and it writes it once
@@ -185,6 +176,17 @@ class CodeActions:
                              duration_s=result.duration_s)
         yield turn.append(ChatMessage("user", content))
         turn.check_cancelled()
+        return False
+
+    def _ask_for_answer(self, step: int, cell: str,
+                        turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
+        """The cell is not run; the next reply is the answer (held to it by
+        ``next_grammar``), once a turn."""
+        self._cells[cell] += 1
+        self._answer_asked = self._answering = True
+        content = repeated_answer(self._cells[cell], turn.request)
+        yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
+        yield turn.append(ChatMessage("user", content))
         return False
 
     def _execute(self, code: str, turn: Turn) -> Generator[ev.AgentEvent, None, CellResult]:

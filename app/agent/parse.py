@@ -152,11 +152,20 @@ def unseen_again(unseen: list[str], shown: list[str]) -> str:
 REPEATED = ("Not run: this is the same code as before in this task, so its output would be "
             "the same again. Take another way to what the request asks (another tool, other "
             "arguments, or a step that is still missing). The request: ")
-# Answers the repeat that would end the turn, while steps are left (actions_code.py): the
-# turn ends with an answer from what the outputs showed, not with none.
-REPEATED_ANSWER = ("Not run: this is the same code as before in this task, for the third "
-                   "time. Answer the request now from what the outputs above showed, "
-                   "starting with \"Final answer:\". The request: ")
+# Answers the repeat that would end the turn, while steps are left, and a question's
+# printing cell written again (actions_code.py): the turn ends with an answer from what
+# the outputs showed, not with none. ``repeated_answer`` says how many times.
+REPEATED_AGAIN = "Not run: this is the same code as before in this task, for the "
+REPEATED_ANSWER = ("Answer the request now from what the outputs above showed, starting "
+                   "with \"Final answer:\". The request: ")
+TIMES = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
+
+
+def repeated_answer(times: int, request: str) -> str:
+    """The ask for the answer after a cell written ``times`` times."""
+    return f"{REPEATED_AGAIN}{TIMES.get(times, f'{times}th')} time. {REPEATED_ANSWER}{request}"
+
+
 # Answers a cell that only makes the first look's calls again (actions_code.py): the
 # 1.5B printed the look's listing once more, then described it as the answer. The
 # request follows.
@@ -179,7 +188,7 @@ def failed_output(content: str) -> bool:
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED,
-                                 REPEATED_ANSWER, LOOKED_AGAIN,
+                                 REPEATED_AGAIN, LOOKED_AGAIN,
                                 UNSEEN_NAMES, MISSING_STEP))
             or names_check(content)
             or any(check in content.split("\n", 1)[0] for check in (UNOPENED, UNREAD_FILES))
