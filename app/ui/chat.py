@@ -271,7 +271,10 @@ class ChatView(ReportsWorkers, Vertical, Compacting, RunsCommands):
         self.set_status(f"resumed {title} · {len(resumed.transcript)} messages")
 
     def set_status(self, text: str) -> None:
-        self.query_one("#usage", Static).update(text)
+        # A worker's news can arrive while the app closes and this view's children are
+        # already gone (the view itself still answers the app's query): nothing to show.
+        for usage in self.query("#usage").results(Static):
+            usage.update(text)
 
     def set_sandbox(self, isolation: Isolation | None) -> None:
         """Show the code sandbox's isolation level; hidden when no code runs (eager).
