@@ -29,7 +29,7 @@ from deskmate.app.agent.parse import (
     parse_reply,
     repeated_answer,
 )
-from deskmate.app.agent.request import asks_for_change, asks_for_information
+from deskmate.app.agent.request import only_asks
 from deskmate.app.agent.text_fields import text_fields
 from deskmate.app.agent.unprinted import Returned, came_to_nothing, unprinted
 from deskmate.app.agent.unused import unused_note
@@ -127,9 +127,8 @@ class CodeActions:
             # showed instead of with none (asked for what it "could not do", the 0.5B
             # answered that it could do nothing, with the answer printed above).
             return (yield from self._ask_for_answer(step, cell, turn))
-        if (self._cells[cell] and cell in self._printed and not self._answer_asked
-                and step < turn.max_steps and asks_for_information(turn.request)
-                and not asks_for_change(turn.request)):
+        if (cell in self._printed and not self._answer_asked and step < turn.max_steps
+                and only_asks(turn.request)):
             # A question's cell that ran and printed, written again: what it printed is
             # what the model had to go on (the 1.5B, shown the files by size, listed
             # them by size again and again). The answer is asked for at once.
@@ -200,13 +199,15 @@ class CodeActions:
 # The closing fence may take a newline: Qwen's tokens for "```\n" are "``" and "`\n", and
 # a grammar that ends right at the fence bans the second, so a model closing its block
 # that way wrote "``'" and went on (a syntax error, then the same reply again).
+# Text without a fence: any character, and one or two backticks, never three in a row.
+NO_FENCE = r"""([^`] | "`" [^`] | "``" [^`])*"""
 CODE_REPLY = r"""root ::= "```python\n" code "```" "\n"?
-code ::= ([^`] | "`" [^`] | "``" [^`])*"""
+code ::= """ + NO_FENCE
 # An answer, and nothing else (after the repeat that would have ended the turn). No
 # fence: held to "Final answer: ", the 0.5B wrote "Lisbon …" and then the cell again,
 # which runs as code (an answer followed by a tool call is a call not yet made).
-ANSWER_REPLY = r"""root ::= "Final answer: " text
-text ::= ([^`\x00] | "`" [^`\x00] | "``" [^`\x00])* ("`" | "``")?"""
+ANSWER_REPLY = r"""root ::= "Final answer: " text ("`" | "``")?
+text ::= """ + NO_FENCE
 
 
 def call_form(code: str) -> str | None:

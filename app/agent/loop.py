@@ -50,7 +50,6 @@ from deskmate.app.agent.prompt import CODE_EXAMPLE, copies_example, example_form
 from deskmate.app.agent.request import (
     asks_about_contents,
     asks_for_change,
-    asks_for_information,
     clauses,
     copies_an_error,
     file_names,
@@ -58,6 +57,7 @@ from deskmate.app.agent.request import (
     head_start_query,
     listed_files,
     names_user_data,
+    only_asks,
     web_addresses,
 )
 from deskmate.app.agent.tool_errors import ONE_CHARACTER, READ_FILE_TOOLS
@@ -249,7 +249,7 @@ class Agent:
             return
         # A question's words often match tools that change things; a request for a change
         # that starts "Read ... and store ..." is not a question.
-        reading = asks_for_information(task) and not asks_for_change(task)
+        reading = only_asks(task)
         k = self.limits.head_start
         try:
             # A request of several steps ("fetch the page and write the file") needs a tool

@@ -67,6 +67,11 @@ def asks_for_change(request: str) -> bool:
     return bool(CHANGES.search(request))
 
 
+def only_asks(request: str) -> bool:
+    """A question, and no change ("Read … and store …" asks for one)."""
+    return asks_for_information(request) and not asks_for_change(request)
+
+
 def asks_about_contents(request: str) -> bool:
     """A request about what files hold ("which file contains a TODO", "what does the
     config say"): a listing of names cannot answer it."""
