@@ -283,3 +283,25 @@ async def test_a_tool_calls_arguments_and_result_are_copied(home):
         assert '"a": 20' in app.clipboard and app.clipboard.endswith("42")
         await pilot.press("k")
         assert '"a": 20' in app.clipboard and "42" not in app.clipboard
+
+
+async def test_a_workers_news_while_the_app_closes_reaches_no_view(home):
+    # Model, server and agent news come from thread workers. Landing while the app
+    # closes, it found the chat view still there and its children (the status line, the
+    # sandbox label, the transcript) gone: a make test run failed on `#usage`.
+    from deskmate.app.ui.messages import AgentReady, ModelFailed
+
+    app = make_app(scripted())
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        view = app.chat
+        assert app._live_views() == [view]
+        await view.remove_children()
+        app.exit()
+        assert app._live_views() == []
+        app.on_model_failed(ModelFailed("the model file went away"))
+        # An agent built meanwhile is still taken on (the app closes it with the rest).
+        assert app.model is not None
+        built = app.conversation.prepare(app.model, app.hub)
+        app.on_agent_ready(AgentReady(built, app._builds))
+        assert app.conversation.runtime is built.runtime

@@ -185,10 +185,16 @@ class DeskmateApp(ModelWorkers, App[None]):
         adapter = self.model.info.adapter
         self.sub_title = self.model.info.name + (f" + {Path(adapter).name}" if adapter else "")
 
+    def _live_views(self) -> list[ChatView]:
+        """The chat views a worker's news is shown in. The news can arrive while the app
+        closes, when a view still answers the query but its children are gone: none then."""
+        if not self.is_running:
+            return []
+        return [view for view in self.chat_screen.query(ChatView) if view.is_attached]
+
     def _set_status(self, text: str) -> None:
-        """The chat's status line, from a worker's news. The news can arrive while the
-        app is closing and the chat view is already gone: then there is nothing to show."""
-        for view in self.chat_screen.query(ChatView):
+        """The chat's status line, from a worker's news."""
+        for view in self._live_views():
             view.set_status(text)
 
     @work(thread=True, exclusive=True, group="hub", exit_on_error=False)
@@ -231,7 +237,7 @@ class DeskmateApp(ModelWorkers, App[None]):
             self.model.close()
         self.model = message.model
         self._show_model()
-        for view in self.chat_screen.query(ChatView):  # "no model" news is now stale
+        for view in self._live_views():  # "no model" news is now stale
             view.transcript.drop(_UNTIL_MODEL)
         self._set_status(f"{message.model.info.name} loaded · connecting tools …"
                          if not self._hub_ready else f"{message.model.info.name} loaded")
@@ -268,7 +274,7 @@ class DeskmateApp(ModelWorkers, App[None]):
         self._set_status(f"{self.model.info.name if self.model else ''}{where} · "
                          f"{self.conversation.active_mode} mode · {tools} tools · ready")
         sandbox = self.conversation.runtime.sandbox if self.conversation.runtime else None
-        for view in self.chat_screen.query(ChatView):  # gone when the app is closing
+        for view in self._live_views():
             view.set_sandbox(sandbox.isolation if sandbox is not None else None)
             view.agent_ready()
         if message.built.warning:
@@ -277,7 +283,7 @@ class DeskmateApp(ModelWorkers, App[None]):
     def on_model_failed(self, message: ModelFailed) -> None:
         from deskmate.app.ui.blocks import Notice
 
-        if not self.chat_screen.query(ChatView):
+        if not self._live_views():
             return  # closing
         self._show_model()  # a model loaded before still answers: the header says which
         self.chat.set_status("no model" if self.model is None else
