@@ -519,6 +519,24 @@ def test_an_answer_with_a_requested_change_no_tool_made_is_checked_once(hub):
         assert events[-1].steps == 2
 
 
+def test_a_printing_cell_written_again_while_a_change_is_undone_names_the_step(hub):
+    from deskmate.app.agent.parse import MISSING_STEP, REPEATED, REPEATED_HEAD, is_feedback
+
+    task = "Echo the word hi, and add 2 and 3."
+    echo = py("print(toy.echo(text='hi'))")
+    events, _, _ = run(hub, [echo, echo, py("print(toy.add(a=2, b=3))"), "Final answer: 5"],
+                       task=task, head_start=0)
+    seen = [o.content for o in of(events, ev.Observation)]
+    assert seen[1] == (REPEATED_HEAD + MISSING_STEP + "add, and no tool that does that has "
+                       "run in this task: toy.add(a: int, b: int). Call it with the "
+                       "request's values and print what it returns; then answer.")
+    assert is_feedback(seen[1]) and events[-1].status == "answered"
+    # Every change made, or a cell that printed nothing: the request, read again.
+    for task, cell in (("Echo the word hi.", echo), (task, py("said = toy.echo(text='hi')"))):
+        events, _, _ = run(hub, [cell, cell, "Final answer: ok"], task=task, head_start=0)
+        assert of(events, ev.Observation)[1].content.startswith(REPEATED + task)
+
+
 def test_without_read_only_marks_no_answer_is_held_for_a_missing_change(hub):
     # The toy server marks nothing read-only: no call can be told to have changed nothing.
     events, _, _ = run(hub, [py("print(toy.add(a=1, b=2))"), "Final answer: saved"],
