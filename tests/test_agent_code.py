@@ -537,6 +537,23 @@ def test_a_printing_cell_written_again_while_a_change_is_undone_names_the_step(h
         assert of(events, ev.Observation)[1].content.startswith(REPEATED + task)
 
 
+def test_a_step_the_request_rules_out_is_neither_offered_nor_run(hub):
+    task = "Echo the word hi, but do not add anything."
+    events, model, _ = run(hub, [py("print(toy.echo(text='hi'))\nprint(toy.add(a=2, b=3))"),
+                                 "Final answer: hi"], task=task, signature_tokens=0)
+    offered = model.calls[0][2].content
+    assert "toy.echo(text: str)" in offered and "toy.add" not in offered
+    seen = of(events, ev.Observation)[0].content
+    assert seen.startswith("Output:\nhi\n")
+    assert ('toy.add was not run: the request says "do not add". Leave that step out and '
+            "do the rest of what it asks.") in seen
+    assert [c.tool for c in of(events, ev.ToolCallStarted)] == ["echo"]
+    # Another turn that does not rule it out runs it.
+    events, _, _ = run(hub, [py("print(toy.add(a=2, b=3))"), "Final answer: 5"],
+                       task="Add 2 and 3, and do not echo it.")
+    assert of(events, ev.Observation)[0].content == "Output:\n5"
+
+
 def test_without_read_only_marks_no_answer_is_held_for_a_missing_change(hub):
     # The toy server marks nothing read-only: no call can be told to have changed nothing.
     events, _, _ = run(hub, [py("print(toy.add(a=1, b=2))"), "Final answer: saved"],
