@@ -519,6 +519,41 @@ def test_an_answer_with_a_requested_change_no_tool_made_is_checked_once(hub):
         assert events[-1].steps == 2
 
 
+def test_a_printing_cell_written_again_while_a_change_is_undone_names_the_step(hub):
+    from deskmate.app.agent.parse import MISSING_STEP, REPEATED, REPEATED_HEAD, is_feedback
+
+    task = "Echo the word hi, and add 2 and 3."
+    echo = py("print(toy.echo(text='hi'))")
+    events, _, _ = run(hub, [echo, echo, py("print(toy.add(a=2, b=3))"), "Final answer: 5"],
+                       task=task, head_start=0)
+    seen = [o.content for o in of(events, ev.Observation)]
+    assert seen[1] == (REPEATED_HEAD + MISSING_STEP + "add, and no tool that does that has "
+                       "run in this task: toy.add(a: int, b: int). Call it with the "
+                       "request's values and print what it returns; then answer.")
+    assert is_feedback(seen[1]) and events[-1].status == "answered"
+    # Every change made, or a cell that printed nothing: the request, read again.
+    for task, cell in (("Echo the word hi.", echo), (task, py("said = toy.echo(text='hi')"))):
+        events, _, _ = run(hub, [cell, cell, "Final answer: ok"], task=task, head_start=0)
+        assert of(events, ev.Observation)[1].content.startswith(REPEATED + task)
+
+
+def test_a_step_the_request_rules_out_is_neither_offered_nor_run(hub):
+    task = "Echo the word hi, but do not add anything."
+    events, model, _ = run(hub, [py("print(toy.echo(text='hi'))\nprint(toy.add(a=2, b=3))"),
+                                 "Final answer: hi"], task=task, signature_tokens=0)
+    offered = model.calls[0][2].content
+    assert "toy.echo(text: str)" in offered and "toy.add" not in offered
+    seen = of(events, ev.Observation)[0].content
+    assert seen.startswith("Output:\nhi\n")
+    assert ('toy.add was not run: the request says "do not add". Leave that step out and '
+            "do the rest of what it asks.") in seen
+    assert [c.tool for c in of(events, ev.ToolCallStarted)] == ["echo"]
+    # Another turn that does not rule it out runs it.
+    events, _, _ = run(hub, [py("print(toy.add(a=2, b=3))"), "Final answer: 5"],
+                       task="Add 2 and 3, and do not echo it.")
+    assert of(events, ev.Observation)[0].content == "Output:\n5"
+
+
 def test_without_read_only_marks_no_answer_is_held_for_a_missing_change(hub):
     # The toy server marks nothing read-only: no call can be told to have changed nothing.
     events, _, _ = run(hub, [py("print(toy.add(a=1, b=2))"), "Final answer: saved"],

@@ -85,3 +85,17 @@ def test_web_addresses_and_the_files_an_output_lists():
     output = ("--- /dev/null\n+++ b/Makefile\n[FILE] go.mod\n[DIR] src\n"
               "see notes.txt and the LICENSE")
     assert listed_files(output) == ["Makefile", "go.mod", "src", "notes.txt", "LICENSE"]
+
+
+def test_a_step_the_request_rules_out():
+    from deskmate.app.agent.request import ruled_out, tool_verb
+
+    stage = "Append the line to settings.py and stage the change, but do not commit it."
+    assert ruled_out(stage, tool_verb("git", "git_commit")) == "do not commit"
+    assert ruled_out(stage, "add") == "" and ruled_out(stage, "append") == ""
+    assert ruled_out("Stage it without committing.", "commit") == "without committing"
+    assert ruled_out("Fix the typo; don't push yet", "push") == "don't push"
+    assert ruled_out("Never delete anything.", tool_verb("files", "delete_file")) == "Never delete"
+    # The verb has an object of its own: it says how, not which step to leave out.
+    assert ruled_out("Write x.txt, do not add a trailing newline.", "add") == ""
+    assert ruled_out("Commit the change.", "commit") == ""

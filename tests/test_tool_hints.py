@@ -380,10 +380,11 @@ def test_the_requests_path_without_its_leading_slash_runs_with_it(hub):
 
 
 def test_a_move_of_one_character_from_a_loop_over_text_says_to_split_lines(hub):
-    # search_files answers in text; a for loop over it moves '/', then 't', …
+    # A loop over a plain str (here made one with str(); a tool's own text iterates by
+    # line) moves '/', then 't', …
     workdir = hub[1]
-    seen = observations(hub, f"files = filesystem.search_files(path='{workdir}', "
-                             "pattern='*.log')\nfor name in files:\n"
+    seen = observations(hub, f"files = str(filesystem.search_files(path='{workdir}', "
+                             "pattern='*.log'))\nfor name in files:\n"
                              f"    filesystem.move_file(source=name, destination='{workdir}/x')")[0]
     assert "source='/' is a single character. A for loop over a str goes character by " \
            "character; for a text's lines use .splitlines()." in seen

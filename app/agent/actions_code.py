@@ -17,15 +17,18 @@ from typing import Any, Protocol
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions import Stop, Turn
+from deskmate.app.agent.missing_step import MissingStep
 from deskmate.app.agent.modes import Mode
 from deskmate.app.agent.parse import (
     LOOKED_AGAIN,
     OUTPUT_PREFIX,
     REPEATED,
+    REPEATED_HEAD,
     CodeAction,
     FinalAnswer,
     Malformed,
     closed_code_block,
+    missing_step_check,
     parse_reply,
     repeated_answer,
 )
@@ -57,11 +60,13 @@ class CodeActions:
     def __init__(self, sandbox: Sandbox,
                  objects: Callable[[], Collection[str]] = frozenset,
                  returned: Callable[[], Sequence[Returned]] = tuple,
-                 takers: Callable[[str], Sequence[str]] = lambda name: ()) -> None:
+                 takers: Callable[[str], Sequence[str]] = lambda name: (),
+                 missing: Callable[[str], MissingStep | None] = lambda request: None) -> None:
         self.sandbox = sandbox
         self.objects = objects  # the servers' names in the sandbox, now (they can change)
         self.returned = returned  # what the running cell's tool calls returned
         self.takers = takers  # the tools not called that take a value of a name (unused.py)
+        self.missing = missing  # a change the request asks for that no tool did this turn
         self._cells: Counter[str] = Counter()  # this turn's cells, for the repetition guard
         self._seen: dict[str, str] = {}  # what each of this turn's cells showed the model
         self._printed: set[str] = set()  # this turn's cells that ran and printed something
@@ -135,9 +140,15 @@ class CodeActions:
             return (yield from self._ask_for_answer(step, cell, turn))
         if self._cells[cell]:
             self._cells[cell] += 1
-            # Run again, a stuck model's cell fails the same way and it writes it once
-            # more; the request, read again, often shows the step it skipped.
-            content = REPEATED + turn.request + what_it_was_told(self._seen.get(cell, ""))
+            if cell in self._printed and (missing := self.missing(turn.request)):
+                # A cell that printed, written again while a change the request asks for
+                # has no tool run: that step is named (the 1.5B, the month totals
+                # printed, wrote the same cell twice more and never wrote the file).
+                content = REPEATED_HEAD + missing_step_check(missing.verb, missing.calls)
+            else:
+                # Run again, a stuck model's cell fails the same way and it writes it once
+                # more; the request, read again, often shows the step it skipped.
+                content = REPEATED + turn.request + what_it_was_told(self._seen.get(cell, ""))
             yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
             yield turn.append(ChatMessage("user", content))
             return False

@@ -30,6 +30,7 @@ from deskmate.app.agent.events import (
     ToolCallStarted,
 )
 from deskmate.app.agent.failure_hints import FailureHints
+from deskmate.app.agent.request import ruled_out, tool_verb
 from deskmate.app.agent.tool_errors import PATH_WORDS, Tools, character_note
 from deskmate.app.agent.tool_news import CallNews
 from deskmate.app.agent.turn_record import REPEAT_LIMIT, TurnRecord, unchanged_note
@@ -72,6 +73,7 @@ class CallContext:
     cancel: threading.Event | None = None  # set: stop the running call
     step: int = 0  # the turn's step, reported with each call
     said: Callable[[], str] = _nothing  # the text of the user's messages so far
+    request: str = ""  # this turn's: a step it rules out ("do not commit it") is not run
 
 
 class ToolBridge:
@@ -192,17 +194,21 @@ class ToolBridge:
         return any(spec.read_only for spec in self.catalog)
 
     def search_tools(self, query: str, k: int = 5, *, reading: bool = False,
-                     servers: bool = False) -> list[str]:
+                     servers: bool = False, leave_out: str = "") -> list[str]:
         """The best ``k`` tools for ``query`` as call lines, from the best 3k when asked
         to reorder: ``reading`` (the request asks for information) puts tools marked
         read-only first (a question's words often match a tool that changes things:
         "the most recent commit" ranks git_commit above git_log); ``servers`` gives each
         server found its best tool first (a request that fetches a page and writes a
-        file needs both servers, and one server's tools can fill the whole top k)."""
+        file needs both servers, and one server's tools can fill the whole top k).
+        ``leave_out``: a request whose ruled-out steps' tools are not offered."""
         if self._search is None:
             self._search = self._make_search()
         k = max(1, min(k, 20))
-        hits = self._search.search(query, k=3 * k if reading or servers else k)
+        hits = self._search.search(query, k=3 * k if reading or servers or leave_out else k)
+        if leave_out:
+            hits = [hit for hit in hits
+                    if not ruled_out(leave_out, tool_verb(hit.server, hit.tool))]
         specs = {(hit.server, hit.tool): self.catalog.get(hit.server, hit.tool)
                  for hit in hits}
         if reading and any(spec.read_only for spec in specs.values()):
@@ -297,6 +303,12 @@ class ToolBridge:
         that says so."""
         self._refuse_url_as_path(spec, arguments)
         context, turn = self.context, self.turn
+        if said := ruled_out(context.request, tool_verb(real, spec.name)):
+            # The user's own words: a small model, offered git_commit and told by an
+            # error to "call git_commit again", committed what it was told to leave.
+            raise BridgeError(f"{real}.{spec.name} was not run: the request says "
+                              f"\"{said}\". Leave that step out and do the rest of what "
+                              "it asks.")
         if turn.calls >= context.max_tool_calls:
             turn.limit_reached = True
             raise BridgeError(f"tool call limit reached ({context.max_tool_calls} per turn): "

@@ -17,6 +17,7 @@ from deskmate.app.agent.actions_code import CodeActions
 from deskmate.app.agent.actions_eager import EagerActions, tool_schemas
 from deskmate.app.agent.bridge import ToolBridge
 from deskmate.app.agent.loop import Agent, AgentLimits
+from deskmate.app.agent.missing_step import missing_step
 from deskmate.app.agent.modes import Mode
 from deskmate.app.agent.prompt import EAGER_PROMPT, code_system_prompt, example_form
 from deskmate.app.agent.toolchanges import catalog_of, describe_changes
@@ -110,7 +111,9 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
         prompt = code_system_prompt(
             index, example_form(limits.example, model.info) == "turns")
         actions = CodeActions(sandbox, objects=bridge.objects,
-                              returned=lambda: bridge.turn.returned, takers=bridge.takers)
+                              returned=lambda: bridge.turn.returned, takers=bridge.takers,
+                              missing=lambda request: missing_step(
+                                  request, bridge.tools(), bridge.turn.called))
     elif mode == "eager":
         prompt = EAGER_PROMPT
         actions = EagerActions(bridge)

@@ -177,7 +177,8 @@ class Agent:
                     events=self._events, request=task, max_steps=self.limits.max_steps)
         self.bridge.new_turn(CallContext(emit=self._events.put,
                                          max_tool_calls=self.limits.max_tool_calls,
-                                         cancel=turn.interrupt(), said=self._said))
+                                         cancel=turn.interrupt(), said=self._said,
+                                         request=task))
         self.actions.new_turn()
         self._request, self._checked = task, False
         self._change_checked = self._names_rechecked = False
@@ -256,10 +257,12 @@ class Agent:
             # per step, and the words of one step drown the other's in a search for the
             # whole: the whole request's best tool, each step's, then the whole's others.
             query = head_start_query(task)
-            whole = self.bridge.search_tools(query, k, reading=reading, servers=True)
+            # Not the tools of a step the request rules out ("but do not commit it").
+            whole = self.bridge.search_tools(query, k, reading=reading, servers=True,
+                                             leave_out=task)
             found = whole[:1]
             for clause in clauses(query)[:k]:
-                found += self.bridge.search_tools(clause, 1, reading=reading)
+                found += self.bridge.search_tools(clause, 1, reading=reading, leave_out=task)
             found += whole
         except Exception:  # a search that fails costs the head start, not the turn
             return

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deskmate.app.agent.request import change_verbs, name_words, singular
+from deskmate.app.agent.request import change_verbs, singular, tool_verb, tool_words
 from deskmate.app.agent.tool_errors import Tools
 from deskmate.tools.signatures import py_identifier
 
@@ -36,10 +36,10 @@ def missing_step(request: str, tools: Tools,
         return None
     said = {singular(word.lower()) for word in re.findall(r"[A-Za-z]+", request)}
     used = {server for server, _ in called}
-    done = {verb for server, tool in called if (verb := _verb(server, tool))}
+    done = {verb for server, tool in called if (verb := tool_verb(server, tool))}
     missing: dict[str, list[str]] = {}
     for (server, name), (_, sig) in tools.items():
-        words = _words(server, name)
+        words = tool_words(server, name)
         # A server the turn has not used needs the tool's object said too (write_file for
         # "write … into the file"; not git_add for "add a line").
         if ((server in used or len(words) >= 2) and words and words[0] in verbs
@@ -48,14 +48,3 @@ def missing_step(request: str, tools: Tools,
     verb = next(iter(missing), None)
     return None if verb is None else MissingStep(verb, tuple(missing[verb]))
 
-
-def _words(server: str, tool: str) -> list[str]:
-    """The tool's name words without its server's prefix (git_commit: commit)."""
-    words = name_words(tool)
-    prefix = name_words(py_identifier(server))
-    return words[len(prefix):] if words[:len(prefix)] == prefix else words
-
-
-def _verb(server: str, tool: str) -> str:
-    words = _words(server, tool)
-    return words[0] if words else ""

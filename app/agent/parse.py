@@ -149,8 +149,9 @@ def unseen_again(unseen: list[str], shown: list[str]) -> str:
 
 # Answers a cell the model already ran this turn, instead of running it again
 # (actions_code.py); the request follows.
-REPEATED = ("Not run: this is the same code as before in this task, so its output would be "
-            "the same again. Take another way to what the request asks (another tool, other "
+REPEATED_HEAD = ("Not run: this is the same code as before in this task, so its output would "
+                 "be the same again. ")
+REPEATED = (REPEATED_HEAD + "Take another way to what the request asks (another tool, other "
             "arguments, or a step that is still missing). The request: ")
 # Answers the repeat that would end the turn, while steps are left, and a question's
 # printing cell written again (actions_code.py): the turn ends with an answer from what
@@ -187,7 +188,7 @@ def failed_output(content: str) -> bool:
 
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
-    return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED,
+    return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED_HEAD,
                                  REPEATED_AGAIN, LOOKED_AGAIN,
                                 UNSEEN_NAMES, MISSING_STEP))
             or names_check(content)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from deskmate.tools.signatures import py_identifier
+
 # A request that asks for information (a question, or "list/show/find/look up ..."): the
 # head start puts tools that only read first.
 ASKS = re.compile(r"\?\s*$|^\s*(?:who|what|which|where|when|why|how|is|are|does|do|did|"
@@ -19,6 +21,12 @@ CHANGES = re.compile(
     r"(?:^|[.;:!?]\s+|,\s*|\b(?:and|then|please|also)\s+)(set|write|save|create|add|append|"
     r"rename|move|delete|remove|update|commit|replace|fix|change|edit|bump|store|record|"
     r"copy|stage|tag|mark|insert|put|make|link|connect|correct)\b", re.I | re.M)
+# A step the request rules out: "but do not commit it", "don't push yet", "never delete
+# anything", "without committing". The verb ends its clause, or a pronoun, "yet" or
+# "anything" does: "do not add a trailing newline" rules out no tool that adds.
+_CLAUSE_END = r"(?=(?:\s+(?:it|them|this|that|these|those|yet|anything|either))?\s*(?:[.,;:!?]|$))"
+RULED_OUT = re.compile(r"\b(?:do\s+not|don'?t|never|not\s+to)\s+([a-z]+)" + _CLAUSE_END
+                       + r"|\bwithout\s+([a-z]+ing)" + _CLAUSE_END, re.I | re.M)
 # Extensions of the files people keep data or code in.
 EXTENSIONS = (r"(?:txt|md|rst|csv|tsv|json|jsonl|ya?ml|toml|ini|log|py|js|ts|tsx|jsx|go|rs|"
               r"java|kt|c|h|cpp|hpp|cs|rb|php|sh|html|css|xml|sql|db|sqlite|cfg|conf|env|"
@@ -81,6 +89,31 @@ def asks_about_contents(request: str) -> bool:
 def change_verbs(request: str) -> set[str]:
     """The verbs of the request's changes ("…, and commit it there": commit), lower case."""
     return {m.group(1).lower() for m in CHANGES.finditer(request)}
+
+
+def tool_words(server: str, tool: str) -> list[str]:
+    """The tool's name as words without its server's prefix (git_commit: commit)."""
+    words = name_words(tool)
+    prefix = name_words(py_identifier(server))
+    return words[len(prefix):] if words[:len(prefix)] == prefix else words
+
+
+def tool_verb(server: str, tool: str) -> str:
+    """What the tool does, as its name's first word after the server's (commit, create)."""
+    words = tool_words(server, tool)
+    return words[0] if words else ""
+
+
+def ruled_out(request: str, verb: str) -> str:
+    """The words of the request that rule out ``verb`` ("do not commit it" for commit,
+    "without committing" for commit), or ""."""
+    if not verb:
+        return ""
+    forms = {verb, verb + "ing", verb[:-1] + "ing", verb + verb[-1] + "ing"}
+    for found in RULED_OUT.finditer(request):
+        if (found.group(1) or found.group(2)).lower() in forms:
+            return " ".join(found.group(0).split())
+    return ""
 
 
 def name_words(name: str) -> list[str]:

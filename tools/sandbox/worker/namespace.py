@@ -5,6 +5,7 @@ import builtins
 
 from .channel import Channel, ToolError
 from .state import CELLS_MODULE, Toolspace
+from .text_value import as_text
 
 
 def check_json(value: object, what: str) -> None:
@@ -45,8 +46,8 @@ class Server:
         def call(*args, **kwargs):
             check_json(args, "tool arguments")
             check_json(kwargs, "tool arguments")
-            return channel.call("tool", {"server": server, "tool": tool,
-                                         "args": list(args), "kwargs": kwargs})
+            return as_text(channel.call("tool", {"server": server, "tool": tool,
+                                                 "args": list(args), "kwargs": kwargs}))
 
         call.__name__ = call.__qualname__ = tool
         call.__module__ = CELLS_MODULE
@@ -89,7 +90,7 @@ def build_namespace(channel: Channel, spec: dict, toolspace: Toolspace) -> dict:
     if "read_resource" in helpers:
         def read_resource(uri: str) -> str:
             """The contents of an MCP resource (a resource_link's uri, say) as text."""
-            return channel.call("read_resource", {"uri": uri})
+            return as_text(channel.call("read_resource", {"uri": uri}))
         read_resource.__module__ = CELLS_MODULE
         ns["read_resource"] = read_resource
     return ns
