@@ -532,9 +532,9 @@ def test_a_printing_cell_written_again_while_a_change_is_undone_names_the_step(h
                        "request's values and print what it returns; then answer.")
     assert is_feedback(seen[1]) and events[-1].status == "answered"
     # Every change made, or a cell that printed nothing: the request, read again.
-    for task, cell in (("Echo the word hi.", echo), (task, py("said = toy.echo(text='hi')"))):
-        events, _, _ = run(hub, [cell, cell, "Final answer: ok"], task=task, head_start=0)
-        assert of(events, ev.Observation)[1].content.startswith(REPEATED + task)
+    for request, cell in (("Echo the word hi.", echo), (task, py("said = toy.echo(text='hi')"))):
+        events, _, _ = run(hub, [cell, cell, "Final answer: ok"], task=request, head_start=0)
+        assert of(events, ev.Observation)[1].content.startswith(REPEATED + request)
 
 
 def test_a_step_the_request_rules_out_is_neither_offered_nor_run(hub):
