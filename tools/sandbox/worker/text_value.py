@@ -18,6 +18,7 @@ Runs inside the sandbox worker: standard library only.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from .connected_files import listing_entries
 from .state import CELLS_MODULE
@@ -72,7 +73,7 @@ for _name in ("strip", "lstrip", "rstrip", "replace", "lower", "upper", "casefol
     setattr(Text, _name, _keeps_text(_name))
 
 
-def as_text(value: object) -> object:
+def as_text(value: Any) -> Any:
     """A tool's result as the cell gets it: a text as ``Text``, anything else as is."""
     if type(value) is str:
         return Text(value)
