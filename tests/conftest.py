@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import subprocess
@@ -110,6 +111,19 @@ def toy_server(name: str = "toy", script: str = "toy.py", **options):
     options.setdefault("startup_timeout", 120.0)
     return ServerConfig(name=name, command=sys.executable, args=(str(TEST_SERVERS / script),),
                         **options)
+
+
+@contextlib.contextmanager
+def file_server_hub(mcp_bin: Path, folder: Path):
+    """A started hub with the real MCP filesystem server, allowed ``folder``."""
+    from deskmate.tools.hub import Hub, ServerConfig
+
+    npm = mcp_bin / "npm" / "node_modules" / ".bin"
+    server = ServerConfig("filesystem", command=str(npm / "mcp-server-filesystem"),
+                          args=(str(folder),))
+    with Hub([server], folder) as hub:
+        assert all(s.status == "ready" for s in hub.start())
+        yield hub
 
 
 def deskmate(*args: str, home: Path, stdin: str | None = None,

@@ -5,12 +5,12 @@ server."""
 from __future__ import annotations
 
 import pytest
+from conftest import file_server_hub
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.factory import build_agent
 from deskmate.app.agent.loop import AgentLimits
 from deskmate.app.agent.scripted import ScriptedModel
-from deskmate.tools.hub import Hub, ServerConfig
 from deskmate.tools.policy import Policy
 from deskmate.tools.sandbox import Sandbox
 
@@ -64,11 +64,7 @@ def test_a_listing_iterates_by_name_and_a_text_opens_like_a_file(box):
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory, mcp_bin):
     workdir = tmp_path_factory.mktemp("tooltext")
-    npm = mcp_bin / "npm" / "node_modules" / ".bin"
-    server = ServerConfig("filesystem", command=str(npm / "mcp-server-filesystem"),
-                          args=(str(workdir),))
-    with Hub([server], workdir) as hub:
-        assert all(s.status == "ready" for s in hub.start())
+    with file_server_hub(mcp_bin, workdir) as hub:
         yield hub, workdir
 
 

@@ -4,13 +4,13 @@ loop with the real MCP filesystem server, and the turn record's bookkeeping on i
 from __future__ import annotations
 
 import pytest
+from conftest import file_server_hub
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.factory import build_agent
 from deskmate.app.agent.loop import AgentLimits
 from deskmate.app.agent.scripted import ScriptedModel
 from deskmate.app.agent.turn_record import UNCHANGED_WRITE, TurnRecord, unchanged_note
-from deskmate.tools.hub import Hub, ServerConfig
 from deskmate.tools.policy import Policy
 
 
@@ -56,11 +56,7 @@ def test_only_a_whole_read_of_one_file_counts():
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory, mcp_bin):
     workdir = tmp_path_factory.mktemp("unchanged")
-    npm = mcp_bin / "npm" / "node_modules" / ".bin"
-    server = ServerConfig("filesystem", command=str(npm / "mcp-server-filesystem"),
-                          args=(str(workdir),))
-    with Hub([server], workdir) as hub:
-        assert all(s.status == "ready" for s in hub.start())
+    with file_server_hub(mcp_bin, workdir) as hub:
         yield hub, workdir
 
 
