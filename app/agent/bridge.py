@@ -305,7 +305,8 @@ class ToolBridge:
         context, turn = self.context, self.turn
         if said := ruled_out(context.request, tool_verb(real, spec.name)):
             # The user's own words: a small model, offered git_commit and told by an
-            # error to "call git_commit again", committed what it was told to leave.
+            # error to "call git_commit again", spent its steps on the commit it was
+            # told to leave out.
             raise BridgeError(f"{real}.{spec.name} was not run: the request says "
                               f"\"{said}\". Leave that step out and do the rest of what "
                               "it asks.")
