@@ -138,9 +138,12 @@ def test_a_questions_printed_cell_written_again_asks_for_the_answer_at_once():
     events = run_turn(model, question, max_steps=6)
     assert [REPEATED_ANSWER in o for o in observations(events)] == [
         False, True, False, False]
-    # Not for a cell that printed nothing, nor for a request to change something.
+    # Not for a cell that printed nothing or an empty result (a search that found
+    # nothing is nothing to answer from), nor for a request to change something.
     silent = "```python\nx = 6 * 7\n```"
-    for task, cell in ((question, silent), ("Write 6 times 7 to /tmp/p.txt.", CELL)):
+    empty = "```python\nprint({'entities': [], 'relations': []})\n```"
+    for task, cell in ((question, silent), (question, empty),
+                       ("Write 6 times 7 to /tmp/p.txt.", CELL)):
         model = ScriptedModel([cell, cell, "Final answer: 42"], grammar=True)
         events = run_turn(model, task, max_steps=5)
         assert observations(events)[1].startswith("Not run: ")

@@ -165,7 +165,9 @@ class CodeActions:
             self._failed = result.status != "ok"
         content = observation(result, turn.observation_chars)
         printed = "\n".join(filter(None, (result.stdout, result.value)))
-        if result.status == "ok" and printed.strip():
+        if not came_to_nothing(result.status, printed):
+            # (an empty result, `{'entities': []}`, is nothing to answer from: the 1.5B,
+            # its search for a sentence empty, was asked for the answer and said none)
             self._printed.add(cell)
         if came_to_nothing(result.status, printed) and (
                 note := unprinted(self.returned(), f"{printed}\n{result.error}")):
