@@ -165,11 +165,12 @@ class CodeActions:
             self._failed = result.status != "ok"
         content = observation(result, turn.observation_chars)
         printed = "\n".join(filter(None, (result.stdout, result.value)))
-        if not came_to_nothing(result.status, printed):
+        nothing = came_to_nothing(result.status, printed)
+        if not nothing:
             # (an empty result, `{'entities': []}`, is nothing to answer from: the 1.5B,
             # its search for a sentence empty, was asked for the answer and said none)
             self._printed.add(cell)
-        if came_to_nothing(result.status, printed) and (
+        if nothing and (
                 note := unprinted(self.returned(), f"{printed}\n{result.error}")):
             content += "\n" + note
         if fields := text_fields(parsed.code, result.error, self.returned()):

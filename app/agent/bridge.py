@@ -30,7 +30,7 @@ from deskmate.app.agent.events import (
     ToolCallStarted,
 )
 from deskmate.app.agent.failure_hints import FailureHints
-from deskmate.app.agent.request import ruled_out, tool_verb
+from deskmate.app.agent.request import RULED_OUT, ruled_out, tool_verb
 from deskmate.app.agent.tool_errors import PATH_WORDS, Tools, character_note
 from deskmate.app.agent.tool_news import CallNews
 from deskmate.app.agent.turn_record import REPEAT_LIMIT, TurnRecord, unchanged_note
@@ -205,6 +205,8 @@ class ToolBridge:
         if self._search is None:
             self._search = self._make_search()
         k = max(1, min(k, 20))
+        if leave_out and not RULED_OUT.search(leave_out):
+            leave_out = ""  # (most requests rule nothing out: the search is as it was)
         hits = self._search.search(query, k=3 * k if reading or servers or leave_out else k)
         if leave_out:
             hits = [hit for hit in hits

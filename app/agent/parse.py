@@ -149,14 +149,14 @@ def unseen_again(unseen: list[str], shown: list[str]) -> str:
 
 # Answers a cell the model already ran this turn, instead of running it again
 # (actions_code.py); the request follows.
-REPEATED_HEAD = ("Not run: this is the same code as before in this task, so its output would "
-                 "be the same again. ")
+SAME_CODE = "Not run: this is the same code as before in this task, "
+REPEATED_HEAD = SAME_CODE + "so its output would be the same again. "
 REPEATED = (REPEATED_HEAD + "Take another way to what the request asks (another tool, other "
             "arguments, or a step that is still missing). The request: ")
 # Answers the repeat that would end the turn, while steps are left, and a question's
 # printing cell written again (actions_code.py): the turn ends with an answer from what
 # the outputs showed, not with none. ``repeated_answer`` says how many times.
-REPEATED_AGAIN = "Not run: this is the same code as before in this task, for the "
+REPEATED_AGAIN = SAME_CODE + "for the "
 REPEATED_ANSWER = ("Answer the request now from what the outputs above showed, starting "
                    "with \"Final answer:\". The request: ")
 TIMES = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
@@ -188,8 +188,8 @@ def failed_output(content: str) -> bool:
 
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
-    return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, REPEATED_HEAD,
-                                 REPEATED_AGAIN, LOOKED_AGAIN,
+    return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, SAME_CODE,
+                                 LOOKED_AGAIN,
                                 UNSEEN_NAMES, MISSING_STEP))
             or names_check(content)
             or any(check in content.split("\n", 1)[0] for check in (UNOPENED, UNREAD_FILES))
