@@ -10,6 +10,7 @@ data as it is.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Generator, Iterator
@@ -30,12 +31,14 @@ from deskmate.app.agent.parse import (
     COPIED_EXAMPLE,
     ECHOED,
     FROM_LOOK,
+    NOT_RUN,
     OUTPUT_PREFIX,
     TOOLS_FOUND,
     UNCHANGED,
     UNREAD_DATA,
     UNSEEN_ADVICE,
     UNSEEN_NAMES,
+    CodeAction,
     FinalAnswer,
     failed_output,
     is_feedback,
@@ -64,6 +67,7 @@ from deskmate.app.agent.tool_errors import ONE_CHARACTER, READ_FILE_TOOLS
 from deskmate.app.agent.turn_record import UNCHANGED_WRITE
 from deskmate.app.agent.unprinted import looked_at
 from deskmate.app.agent.unused import NOT_GIVEN
+from deskmate.app.agent.worked_out import asks_to_work_out, work_it_out, worked_out
 from deskmate.app.llm.base import (
     ChatMessage,
     ChatModel,
@@ -155,6 +159,7 @@ class Agent:
         self._reads_checked = False  # the check of an answer about files only listed
         self._steps_checked = False  # the check of an answer with a change not made
         self._note_checked = False  # the check of an answer right after a note
+        self._worked_checked = False  # the check of a most/how many read off by eye
         self._look_calls = 0  # the calls this turn's first look made (not the model's)
         self._echoes = 0  # answers this turn that copied an error's report or the example
         self._turn_start = 0  # where this turn's messages start in the transcript
@@ -185,7 +190,7 @@ class Agent:
         self._error_checks = 0
         self._names_checked_at = None
         self._urls_checked = self._reads_checked = self._steps_checked = False
-        self._note_checked = False
+        self._note_checked = self._worked_checked = False
         self._echoes = 0
         self._look_calls = 0
         status: ev.TurnStatus = "max_steps"
@@ -317,6 +322,11 @@ class Agent:
             # ... or give up after one failed call, restating the error as the answer.
             self._error_checks += 1
             return AFTER_ERROR
+        if (asked := self._not_worked_out()) is not None:
+            # ... or pick the most, the earliest or a count off the printed data by eye
+            # (the log's first line as the earliest event).
+            self._worked_checked = True
+            return work_it_out(*asked)
         if change := self._change_check():
             return change
         if unseen := self._unseen_names(answer):
@@ -353,6 +363,29 @@ class Agent:
             self._change_checked = True
             return UNCHANGED
         return ""
+
+    def _not_worked_out(self) -> tuple[str, str] | None:
+        """What the request asks to compare or count, when the model's calls returned
+        data this turn and no cell that ran (nor a tool) did that work; once a turn."""
+        if self._worked_checked or self.bridge.turn.calls <= self._look_calls:
+            return None
+        asked = asks_to_work_out(self._request)
+        if asked is None or worked_out(asked[0], self._cells_run(), self.bridge.turn.called,
+                                       self.bridge.turn.sent):
+            return None
+        return asked
+
+    def _cells_run(self) -> list[str]:
+        """The code of this turn's cells that ran (not those sent back as repeats)."""
+        messages = self.transcript[self._turn_start:]
+        cells = []
+        for message, after in itertools.pairwise(messages):
+            if message.role != "assistant" or after.content.startswith(NOT_RUN):
+                continue
+            parsed = parse_reply(message.content, self.bridge.objects())
+            if isinstance(parsed, CodeAction):
+                cells.append(parsed.code)
+        return cells
 
     def _only_listed(self, answer: FinalAnswer) -> list[str]:
         """The files an answer to a question about what files hold names that an output

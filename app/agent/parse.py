@@ -149,7 +149,9 @@ def unseen_again(unseen: list[str], shown: list[str]) -> str:
 
 # Answers a cell the model already ran this turn, instead of running it again
 # (actions_code.py); the request follows.
-SAME_CODE = "Not run: this is the same code as before in this task, "
+NOT_RUN = "Not run: "  # the start of every message that says a cell was not run
+WORK_IT_OUT = "Check: the request asks "  # the start of worked_out.work_it_out's check
+SAME_CODE = NOT_RUN + "this is the same code as before in this task, "
 REPEATED_HEAD = SAME_CODE + "so its output would be the same again. "
 REPEATED = (REPEATED_HEAD + "Take another way to what the request asks (another tool, other "
             "arguments, or a step that is still missing). The request: ")
@@ -170,7 +172,7 @@ def repeated_answer(times: int, request: str) -> str:
 # Answers a cell that only makes the first look's calls again (actions_code.py): the
 # 1.5B printed the look's listing once more, then described it as the answer. The
 # request follows.
-LOOKED_AGAIN = ("Not run: the first look above already made this call and shows what it "
+LOOKED_AGAIN = (NOT_RUN + "the first look above already made this call and shows what it "
                 "returned. Use that, and write the code for what the request asks. The "
                 "request: ")
 # Starts the example recalled from an earlier solved request (experience.py).
@@ -189,7 +191,7 @@ def failed_output(content: str) -> bool:
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, SAME_CODE,
-                                 LOOKED_AGAIN,
+                                 LOOKED_AGAIN, WORK_IT_OUT,
                                 UNSEEN_NAMES, MISSING_STEP))
             or names_check(content)
             or any(check in content.split("\n", 1)[0] for check in (UNOPENED, UNREAD_FILES))

@@ -1,0 +1,80 @@
+"""The check of an answer that picks the most or a count off printed data by eye
+(worked_out.py): which requests ask for it, which code does the work, and the check
+through the loop with the real filesystem server."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import file_server_hub
+
+from deskmate.app.agent import events as ev
+from deskmate.app.agent.factory import build_agent
+from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.parse import WORK_IT_OUT, is_feedback
+from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.app.agent.worked_out import asks_to_work_out, work_it_out, worked_out
+from deskmate.tools.policy import Policy
+
+
+def test_requests_that_ask_to_compare_or_count():
+    assert asks_to_work_out("Which entity has the most observations?") == ("compare", "most")
+    assert asks_to_work_out("How many lines does it have?") == ("count", "How many")
+    assert asks_to_work_out("What is the average score?") == ("count", "average")
+    # A thing named, not compared; a price looked up; words inside paths.
+    assert asks_to_work_out("Who made the most recent commit?") is None
+    assert asks_to_work_out("How much does the Trail Runner cost?") is None
+    assert asks_to_work_out("Read /w/fs-earliest-event/totals.csv and the-most.txt") is None
+
+
+def test_code_that_compares_or_counts_and_tools_that_do():
+    assert worked_out("compare", ["print(max(rows, key=lambda r: r[1]))"], [], [])
+    assert worked_out("compare", ["for r in rows:\n    if r[1] > best: best = r[1]"], [], [])
+    assert not worked_out("compare", ["for e in g['entities']:\n    print(len(e['o']))"],
+                          [], [])
+    assert worked_out("count", ["print(len(lines))"], [], [])
+    assert worked_out("count", ["total = 0\nfor n in ns:\n    total += n"], [], [])
+    assert not worked_out("count", ["print(text)"], [], [])
+    # The tool did it: its name, or an argument's name (not a value: a path may say
+    # anything).
+    assert worked_out("count", ["print(r)"], [("everything", "get_sum")], [])
+    assert worked_out("compare", ["print(r)"], [("filesystem", "list_directory_with_sizes")],
+                      ['{"path": "/w", "sortBy": "size"}'])
+    assert not worked_out("count", ["print(r)"], [("filesystem", "read_text_file")],
+                          ['{"path": "/w/totals.txt"}'])
+    assert is_feedback(work_it_out("compare", "most"))
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory, mcp_bin):
+    workdir = tmp_path_factory.mktemp("worked")
+    with file_server_hub(mcp_bin, workdir) as hub:
+        yield hub, workdir
+
+
+def run(hub, replies: list[str], task: str) -> list[ev.AgentEvent]:
+    runtime = build_agent(ScriptedModel(replies), hub=hub, policy=Policy(yes_all=True),
+                          limits=AgentLimits(first_look=False))
+    try:
+        return list(runtime.agent.run(task))
+    finally:
+        runtime.sandbox.close()
+
+
+def test_an_answer_read_off_the_data_by_eye_is_sent_back_once(hub):
+    hub, workdir = hub
+    log = workdir / "sizes.txt"
+    log.write_text("alpha 12\nbeta 40\ngamma 31\n")
+    task = f"Which entry in {log} has the largest number?"
+    printed = f"```python\nprint(filesystem.read_text_file(path='{log}'))\n```"
+    events = run(hub, [printed, "Final answer: gamma", "Final answer: beta"], task)
+    asked = [e.content for e in events if isinstance(e, ev.MessageAppended)
+             and e.role == "user" and e.content.startswith(WORK_IT_OUT)]
+    assert asked == [work_it_out("compare", "largest")]
+    assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["beta"]
+    # Code that compared: the answer is taken at once.
+    compared = (f"```python\nrows = [l.split() for l in filesystem.read_text_file("
+                f"path='{log}').splitlines()]\nprint(max(rows, key=lambda r: int(r[1])))\n```")
+    events = run(hub, [compared, "Final answer: beta"], task)
+    assert not any(isinstance(e, ev.MessageAppended) and e.content.startswith(WORK_IT_OUT)
+                   for e in events)
+    assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["beta"]
