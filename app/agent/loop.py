@@ -367,8 +367,9 @@ class Agent:
     def _not_worked_out(self) -> tuple[str, str] | None:
         """What the request asks to compare or count, when the model's calls returned
         data this turn and no cell that ran (nor a tool) did that work; once a turn."""
-        if self._worked_checked or self.bridge.turn.calls <= self._look_calls:
-            return None
+        if (self._worked_checked or self.bridge.turn.calls <= self._look_calls
+                or not only_asks(self._request)):
+            return None  # (a change's figures go into what it writes: its own checks)
         asked = asks_to_work_out(self._request)
         if asked is None or worked_out(asked[0], self._cells_run(), self.bridge.turn.called,
                                        self.bridge.turn.sent):
