@@ -9,6 +9,7 @@ from conftest import file_server_hub
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.factory import build_agent
 from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.parse import SAME_CODE
 from deskmate.app.agent.scripted import ScriptedModel
 from deskmate.app.agent.turn_record import UNCHANGED_WRITE, TurnRecord, unchanged_note
 from deskmate.tools.policy import Policy
@@ -107,3 +108,25 @@ def test_an_answer_right_after_the_note_is_sent_back_once(hub):
     # A write that changed nothing is no change: an answer still reports one undone.
     assert observations[2].startswith("Nothing has been changed yet")
     assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["ok"]
+
+
+def test_a_cell_written_again_after_a_change_runs_again(hub):
+    # The 1.5B read the config again after writing it, and was told its output would be
+    # the same: the file had changed since.
+    hub, workdir = hub
+    config = workdir / "reread.ini"
+    config.write_text("port = 80800\n")
+    read = f"print(filesystem.read_text_file(path='{config}'))"
+    write = f"print(filesystem.write_file(path='{config}', content='port = 8080'))"
+    model = ScriptedModel([f"```python\n{cell}\n```" for cell in (read, write, read, read)]
+                          + ["Final answer: done"])
+    runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True),
+                          limits=AgentLimits(first_look=False))
+    try:
+        events = list(runtime.agent.run(f"Set the port in {config} to 8080."))
+    finally:
+        runtime.sandbox.close()
+    outputs = [e.content for e in events if isinstance(e, ev.Observation)]
+    assert "port = 80800" in outputs[0] and "Successfully wrote" in outputs[1]
+    assert outputs[2] == "Output:\nport = 8080"  # run again: the write changed the file
+    assert outputs[3].startswith(SAME_CODE)  # nothing changed since: a repeat

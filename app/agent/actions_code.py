@@ -61,12 +61,17 @@ class CodeActions:
                  objects: Callable[[], Collection[str]] = frozenset,
                  returned: Callable[[], Sequence[Returned]] = tuple,
                  takers: Callable[[str], Sequence[str]] = lambda name: (),
-                 missing: Callable[[str], MissingStep | None] = lambda request: None) -> None:
+                 missing: Callable[[str], MissingStep | None] = lambda request: None,
+                 changes: Callable[[], int] = lambda: 0) -> None:
         self.sandbox = sandbox
         self.objects = objects  # the servers' names in the sandbox, now (they can change)
         self.returned = returned  # what the running cell's tool calls returned
         self.takers = takers  # the tools not called that take a value of a name (unused.py)
         self.missing = missing  # a change the request asks for that no tool did this turn
+        self.changes = changes  # the changes tools made this turn (TurnRecord.changes)
+        # The changes made by the end of each cell's last run: a cell written again after
+        # a later change (a file written since it was read) would not do the same again.
+        self._changes_at: dict[str, int] = {}
         self._cells: Counter[str] = Counter()  # this turn's cells, for the repetition guard
         self._seen: dict[str, str] = {}  # what each of this turn's cells showed the model
         self._printed: set[str] = set()  # this turn's cells that ran and printed something
@@ -83,6 +88,7 @@ class CodeActions:
 
     def new_turn(self) -> None:
         self._cells.clear()
+        self._changes_at.clear()
         self._seen.clear()
         self._printed.clear()
         self._failed = False
@@ -125,6 +131,12 @@ class CodeActions:
         assert isinstance(parsed, CodeAction)
         yield ev.CodeAction(step=step, thought=parsed.thought, code=parsed.code)
         cell = same_cell(parsed.code)
+        if self._changes_at.get(cell, self.changes()) < self.changes():
+            # Written again after a tool changed something (the 1.5B read the config
+            # again after writing it, and was told its output would be the same): it
+            # runs, as a cell of its own.
+            self._cells[cell] = 0
+            self._printed.discard(cell)
         if self._cells[cell] + 1 >= turn.repeat_code:
             if self._answer_asked or step >= turn.max_steps:
                 raise Stop("repetition")
@@ -162,6 +174,7 @@ class CodeActions:
         result = yield from self._execute(parsed.code, turn)
         if result.ran:  # a cell the user refused may be asked again
             self._cells[cell] += 1
+            self._changes_at[cell] = self.changes()
             self._failed = result.status != "ok"
         content = observation(result, turn.observation_chars)
         printed = "\n".join(filter(None, (result.stdout, result.value)))

@@ -113,7 +113,8 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
         actions = CodeActions(sandbox, objects=bridge.objects,
                               returned=lambda: bridge.turn.returned, takers=bridge.takers,
                               missing=lambda request: missing_step(
-                                  request, bridge.tools(), bridge.turn.called))
+                                  request, bridge.tools(), bridge.turn.called),
+                              changes=lambda: bridge.turn.changes)
     elif mode == "eager":
         prompt = EAGER_PROMPT
         actions = EagerActions(bridge)
