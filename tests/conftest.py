@@ -126,6 +126,14 @@ def file_server_hub(mcp_bin: Path, folder: Path):
         yield hub
 
 
+@pytest.fixture(scope="module")
+def file_hub(tmp_path_factory, mcp_bin):
+    """(hub, folder): the real filesystem server over a folder of the module's own."""
+    folder = tmp_path_factory.mktemp("files")
+    with file_server_hub(mcp_bin, folder) as hub:
+        yield hub, folder
+
+
 def deskmate(*args: str, home: Path, stdin: str | None = None,
              env: dict[str, str] | None = None, timeout: float = 600,
              cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -148,3 +156,51 @@ def rated_session(db, prompt: str, answer: str) -> str:
                                tool_calls=0, prompt_tokens=1, completion_tokens=1, wall_s=0.1))
     rate(db, rec.session_id, "up")
     return rec.session_id
+
+
+def run_scripted(hub, replies: list[str], task: str) -> list:
+    """The events of one code-mode turn of a scripted model over ``hub``'s servers (no
+    first look: the replies are the whole turn)."""
+    from deskmate.app.agent.factory import build_agent
+    from deskmate.app.agent.loop import AgentLimits
+    from deskmate.app.agent.scripted import ScriptedModel
+    from deskmate.tools.policy import Policy
+
+    runtime = build_agent(ScriptedModel(replies), hub=hub, policy=Policy(yes_all=True),
+                          limits=AgentLimits(first_look=False))
+    try:
+        return list(runtime.agent.run(task))
+    finally:
+        runtime.sandbox.close()
+
+
+def outcome_scores(suite, task_id: str, right, wrong, root: Path) -> tuple[float, ...]:
+    """The eval's own score (declared checks and verify.py together) of a task's
+    workspace after ``right``, after ``wrong`` (each changes the workspace and returns
+    the answer) and untouched."""
+    from deskmate.finetune.eval.checks import score_task
+    from deskmate.finetune.eval.workspace import prepare_workspace
+
+    task = suite.tasks[task_id]
+    scores = []
+    for name, outcome in (("right", right), ("wrong", wrong), ("untouched", None)):
+        workspace = prepare_workspace(task, root / name)
+        answer = (outcome(workspace) or "") if outcome else ""
+        value = score_task(task, workspace, answer).value
+        assert value is not None, task_id
+        scores.append(value)
+    return tuple(scores)
+
+
+def git_out(workspace: Path, *args: str) -> str:
+    """The stripped output of ``git ARGS`` in ``workspace`` (raises on failure)."""
+    return subprocess.run(["git", *args], cwd=workspace, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def writes(rel: str, text: str, answer: str = ""):
+    """An eval task's outcome that writes ``text`` to ``rel`` and answers ``answer``."""
+    def solve(workspace: Path) -> str:
+        (workspace / rel).write_text(text)
+        return answer
+    return solve

@@ -6,11 +6,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import git_out, writes
 
 from deskmate.finetune.eval.suite import load_suite
 from deskmate.finetune.eval.workspace import prepare_workspace
@@ -35,15 +35,10 @@ def test_the_split_follows_its_rule_and_covers_every_task_once():
     assert len(new) >= 15 and sum(len(suite.tasks[t].servers) > 1 for t in new) >= 10
 
 
-def _git(workspace: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=workspace, capture_output=True, text=True,
-                          check=True).stdout.strip()
-
-
 def _commit(workspace: Path, rel: str, text: str, message: str) -> None:
     (workspace / rel).write_text(text)
-    _git(workspace, "add", rel)
-    _git(workspace, "commit", "-q", "-m", message)
+    git_out(workspace, "add", rel)
+    git_out(workspace, "commit", "-q", "-m", message)
 
 
 def _memory(workspace: Path, *items: dict) -> None:
@@ -53,13 +48,6 @@ def _memory(workspace: Path, *items: dict) -> None:
 
 def _entity(name: str, kind: str, *notes: str) -> dict:
     return {"type": "entity", "name": name, "entityType": kind, "observations": list(notes)}
-
-
-def _write(rel: str, text: str, answer: str = "") -> Callable[[Path], str]:
-    def solve(workspace: Path) -> str:
-        (workspace / rel).write_text(text)
-        return answer
-    return solve
 
 
 def _convert(hhmm: str, source: str, target: str) -> str:
@@ -84,51 +72,51 @@ def _london(workspace: Path) -> str:
 
 # task id -> a correct outcome (changes the workspace, returns the answer)
 SOLUTIONS: dict[str, Callable[[Path], str]] = {
-    "fs-average-scores": _write("average.txt", "76.8\n"),
+    "fs-average-scores": writes("average.txt", "76.8\n"),
     "fs-priciest-expense": lambda w: "The hotel cost the most; the total is 1014.74 euros.",
-    "fs-fix-json": _write("settings.json", '{"theme": "dark", "font_size": 14, "autosave": true}',
+    "fs-fix-json": writes("settings.json", '{"theme": "dark", "font_size": 14, "autosave": true}',
                           "The stray comma followed autosave."),
-    "fs-count-errors": _write("errors.txt", "3", "Last ERROR: disk quota exceeded"),
-    "fs-category-totals": _write("totals.json", '{"books": 25, "games": 65, "music": 15.0}'),
+    "fs-count-errors": writes("errors.txt", "3", "Last ERROR: disk quota exceeded"),
+    "fs-category-totals": writes("totals.json", '{"books": 25, "games": 65, "music": 15.0}'),
     "git-bump-commit": lambda w: _commit(w, "version.txt", "1.4.3\n", "Bump version to 1.4.3")
     or "",
-    "git-branch-from-file": lambda w: _git(w, "branch", "feature/export-csv"),
+    "git-branch-from-file": lambda w: git_out(w, "branch", "feature/export-csv"),
     "git-todo-count-commit": lambda w: _commit(w, "todo-count.txt", "3\n", "Record TODO count")
     or "",
-    "mem-active-to-file": _write("active.txt", "Borealis\nDriftwood\n"),
+    "mem-active-to-file": writes("active.txt", "Borealis\nDriftwood\n"),
     "mem-cities-from-json": lambda w: _memory(
         w, *(_entity(n, "person") for n in ("Aiko", "Bruno", "Chiara")),
         *(_entity(c, "city") for c in ("Osaka", "Porto")),
         *({"type": "relation", "from": p, "relationType": "works_in", "to": c}
           for p, c in (("Aiko", "Osaka"), ("Bruno", "Porto"), ("Chiara", "Osaka")))) or "",
-    "mem-team-roster": _write("roster.md", "- Greta: engineer\n- Malik: product manager\n"
+    "mem-team-roster": writes("roster.md", "- Greta: engineer\n- Malik: product manager\n"
                                            "- Yusuf: designer\n"),
     "time-meeting-file": _london,
     "time-offices-open": _offices_open,
-    "every-sum-file": _write("sum.txt", "99255\n"),
+    "every-sum-file": writes("sum.txt", "99255\n"),
     "every-env-memory": lambda w: _memory(w, _entity("config", "setting", "secret: marmalade"))
     or "",
 }
 
 # task id -> a plausible wrong outcome (a slip a small model makes)
 MISTAKES: dict[str, Callable[[Path], str]] = {
-    "fs-average-scores": _write("average.txt", "76.83\n"),
+    "fs-average-scores": writes("average.txt", "76.83\n"),
     "fs-priciest-expense": lambda w: "The conference pass cost the most; the total is 1014.74.",
     "fs-fix-json": lambda w: "The stray comma followed autosave.",  # reported, not fixed
-    "fs-count-errors": _write("errors.txt", "7", "Last ERROR: disk quota exceeded"),
-    "fs-category-totals": _write("totals.json", '{"books": 12, "games": 40, "music": 15}'),
+    "fs-count-errors": writes("errors.txt", "7", "Last ERROR: disk quota exceeded"),
+    "fs-category-totals": writes("totals.json", '{"books": 12, "games": 40, "music": 15}'),
     "git-bump-commit": lambda w: _commit(w, "version.txt", "1.5.0\n", "Bump version to 1.5.0")
     or "",
-    "git-branch-from-file": lambda w: _git(w, "branch", "export-csv"),
-    "git-todo-count-commit": _write("todo-count.txt", "3\n"),  # written, not committed
-    "mem-active-to-file": _write("active.txt", "Borealis\nDriftwood\nNoor\n"),
+    "git-branch-from-file": lambda w: git_out(w, "branch", "export-csv"),
+    "git-todo-count-commit": writes("todo-count.txt", "3\n"),  # written, not committed
+    "mem-active-to-file": writes("active.txt", "Borealis\nDriftwood\nNoor\n"),
     "mem-cities-from-json": lambda w: _memory(
         w, *(_entity(n, "person") for n in ("Aiko", "Bruno", "Chiara"))) or "",
-    "mem-team-roster": _write("roster.md", "- Greta: engineer\n- Malik: product manager\n"
+    "mem-team-roster": writes("roster.md", "- Greta: engineer\n- Malik: product manager\n"
                                            "- Orbit: flagship\n- Yusuf: designer\n"),
-    "time-meeting-file": _write("london.txt", "16:45"),
+    "time-meeting-file": writes("london.txt", "16:45"),
     "time-offices-open": lambda w: "Toronto, Berlin, Sydney, Lagos",
-    "every-sum-file": _write("sum.txt", "99256\n"),
+    "every-sum-file": writes("sum.txt", "99256\n"),
     "every-env-memory": lambda w: _memory(w, _entity("settings", "setting", "secret: marmalade"))
     or "",
 }

@@ -5,30 +5,16 @@ below 1.0."""
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import git_out, outcome_scores, writes
 
-from deskmate.finetune.eval.checks import score_task
 from deskmate.finetune.eval.suite import load_suite
-from deskmate.finetune.eval.workspace import prepare_workspace
 
 LOCAL = Path(__file__).resolve().parent.parent / "assets" / "eval" / "local"
 SUITE = load_suite(LOCAL)
-
-
-def _git(workspace: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=workspace, capture_output=True, text=True,
-                          check=True).stdout.strip()
-
-
-def _write(rel: str, text: str, answer: str = "") -> Callable[[Path], str]:
-    def solve(workspace: Path) -> str:
-        (workspace / rel).write_text(text)
-        return answer
-    return solve
 
 
 def _berlin(shift: int) -> Callable[[Path], str]:
@@ -54,11 +40,11 @@ def _berlin(shift: int) -> Callable[[Path], str]:
 
 def _release_note(hash_of: Callable[[str], str], message: str) -> Callable[[Path], str]:
     def solve(workspace: Path) -> str:
-        head = _git(workspace, "rev-parse", "HEAD")
+        head = git_out(workspace, "rev-parse", "HEAD")
         path = workspace / "CHANGELOG.md"
         path.write_text(path.read_text() + f"Released from {hash_of(head)}\n")
-        _git(workspace, "add", "CHANGELOG.md")
-        _git(workspace, "commit", "-q", "-m", message)
+        git_out(workspace, "add", "CHANGELOG.md")
+        git_out(workspace, "commit", "-q", "-m", message)
         return ""
     return solve
 
@@ -78,9 +64,9 @@ UNIQUE = "ana@example.org\nben@example.org\nchloe@example.org\ndev@example.org\n
 
 # task id -> a correct outcome (changes the workspace, returns the answer)
 SOLUTIONS: dict[str, Callable[[Path], str]] = {
-    "fs-median-latency": _write("median.txt", "125\n"),
-    "fs-dedupe-subscribers": _write("subscribers.txt", UNIQUE, "I removed 2 repeated lines."),
-    "fs-month-totals": _write("totals.txt", "march: 996.50\napril: 1103.25\n",
+    "fs-median-latency": writes("median.txt", "125\n"),
+    "fs-dedupe-subscribers": writes("subscribers.txt", UNIQUE, "I removed 2 repeated lines."),
+    "fs-month-totals": writes("totals.txt", "march: 996.50\napril: 1103.25\n",
                               "April cost more than March."),
     "time-calls-berlin": _berlin(0),
     "fetch-stock-total": lambda w: ("33 pairs can still be sold; Summit Pro GTX and "
@@ -88,22 +74,22 @@ SOLUTIONS: dict[str, Callable[[Path], str]] = {
     "fetch-incidents-memory": _incidents(("incident 311", "Slow checkout in EU"),
                                          ("incident 312", "Payment webhook retries")),
     "git-release-note": _release_note(lambda h: h[:7], "Note release commit"),
-    "mem-projects-count-file": _write("active-projects.txt", "2\n",
+    "mem-projects-count-file": writes("active-projects.txt", "2\n",
                                       "2 are active: Halcyon and Lantern."),
 }
 
 # task id -> a plausible wrong outcome (a slip a small model makes)
 MISTAKES: dict[str, Callable[[Path], str]] = {
-    "fs-median-latency": _write("median.txt", "163.33\n"),  # the mean
-    "fs-dedupe-subscribers": _write("subscribers.txt", UNIQUE, "Done."),  # not told
-    "fs-month-totals": _write("totals.txt", "march: 996.50\napril: 983.25\n",
+    "fs-median-latency": writes("median.txt", "163.33\n"),  # the mean
+    "fs-dedupe-subscribers": writes("subscribers.txt", UNIQUE, "Done."),  # not told
+    "fs-month-totals": writes("totals.txt", "march: 996.50\napril: 983.25\n",
                               "March cost more."),  # April's repairs line missed
     "time-calls-berlin": _berlin(1),
     "fetch-stock-total": lambda w: "51 pairs in stock; Road Glide 5 has none left.",
     "fetch-incidents-memory": _incidents(("incident 311", "Slow checkout in EU"),
                                          ("incident 309", "Search index lagging")),
     "git-release-note": _release_note(lambda h: "abc1234", "Note release commit"),
-    "mem-projects-count-file": _write("active-projects.txt", "3\n",
+    "mem-projects-count-file": writes("active-projects.txt", "3\n",
                                       "3 are active: Halcyon, Lantern and Pia."),
 }
 
@@ -115,22 +101,10 @@ def test_the_multi_step_train_tasks_are_train_and_each_has_a_solution_and_a_slip
     assert sum(len(SUITE.tasks[t].servers) > 1 for t in multi) >= 4
 
 
-def _score(task_id: str, workspace: Path, answer: str) -> float:
-    """The eval's own score: declared checks and verify.py together."""
-    value = score_task(SUITE.tasks[task_id], workspace, answer).value
-    assert value is not None, task_id
-    return value
-
-
 @pytest.mark.parametrize("task_id", sorted(SOLUTIONS))
 def test_a_multi_step_tasks_check_tells_right_from_wrong(task_id, tmp_path):
-    task = SUITE.tasks[task_id]
-    scores = []
-    for name, outcome in (("right", SOLUTIONS), ("wrong", MISTAKES)):
-        workspace = prepare_workspace(task, tmp_path / name)
-        scores.append(_score(task_id, workspace, outcome[task_id](workspace) or ""))
-    right, wrong = scores
-    assert right == 1.0, (task_id, scores)
-    assert wrong < 1.0, (task_id, scores)
-    untouched = prepare_workspace(task, tmp_path / "untouched")
-    assert _score(task_id, untouched, "") < 1.0, task_id
+    right, wrong, untouched = outcome_scores(SUITE, task_id, SOLUTIONS[task_id],
+                                             MISTAKES[task_id], tmp_path)
+    assert right == 1.0, (task_id, right, wrong)
+    assert wrong < 1.0, (task_id, right, wrong)
+    assert untouched < 1.0, task_id

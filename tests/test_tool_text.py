@@ -5,7 +5,6 @@ server."""
 from __future__ import annotations
 
 import pytest
-from conftest import file_server_hub
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.factory import build_agent
@@ -62,10 +61,8 @@ def test_a_listing_iterates_by_name_and_a_text_opens_like_a_file(box):
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory, mcp_bin):
-    workdir = tmp_path_factory.mktemp("tooltext")
-    with file_server_hub(mcp_bin, workdir) as hub:
-        yield hub, workdir
+def hub(file_hub):
+    return file_hub
 
 
 def test_the_loops_small_models_write_work_on_the_real_file_server(hub):

@@ -4,7 +4,7 @@ loop with the real MCP filesystem server, and the turn record's bookkeeping on i
 from __future__ import annotations
 
 import pytest
-from conftest import file_server_hub
+from conftest import run_scripted
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.factory import build_agent
@@ -55,20 +55,13 @@ def test_only_a_whole_read_of_one_file_counts():
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory, mcp_bin):
-    workdir = tmp_path_factory.mktemp("unchanged")
-    with file_server_hub(mcp_bin, workdir) as hub:
-        yield hub, workdir
+def hub(file_hub):
+    return file_hub
 
 
 def run(hub, cell: str, task: str):
-    model = ScriptedModel([f"```python\n{cell}\n```", "Final answer: done", "Final answer: done"])
-    runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True),
-                          limits=AgentLimits(first_look=False))
-    try:
-        return list(runtime.agent.run(task))
-    finally:
-        runtime.sandbox.close()
+    return run_scripted(hub, [f"```python\n{cell}\n```", "Final answer: done",
+                              "Final answer: done"], task)
 
 
 def test_a_fix_that_replaced_nothing_is_told_it_changed_nothing(hub):
@@ -118,14 +111,8 @@ def test_a_cell_written_again_after_a_change_runs_again(hub):
     config.write_text("port = 80800\n")
     read = f"print(filesystem.read_text_file(path='{config}'))"
     write = f"print(filesystem.write_file(path='{config}', content='port = 8080'))"
-    model = ScriptedModel([f"```python\n{cell}\n```" for cell in (read, write, read, read)]
-                          + ["Final answer: done"])
-    runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True),
-                          limits=AgentLimits(first_look=False))
-    try:
-        events = list(runtime.agent.run(f"Set the port in {config} to 8080."))
-    finally:
-        runtime.sandbox.close()
+    events = run_scripted(hub, [f"```python\n{cell}\n```" for cell in (read, write, read, read)]
+                          + ["Final answer: done"], f"Set the port in {config} to 8080.")
     outputs = [e.content for e in events if isinstance(e, ev.Observation)]
     assert "port = 80800" in outputs[0] and "Successfully wrote" in outputs[1]
     assert outputs[2] == "Output:\nport = 8080"  # run again: the write changed the file

@@ -5,15 +5,11 @@ through the loop with the real filesystem server."""
 from __future__ import annotations
 
 import pytest
-from conftest import file_server_hub
+from conftest import run_scripted
 
 from deskmate.app.agent import events as ev
-from deskmate.app.agent.factory import build_agent
-from deskmate.app.agent.loop import AgentLimits
 from deskmate.app.agent.parse import WORK_IT_OUT, is_feedback
-from deskmate.app.agent.scripted import ScriptedModel
 from deskmate.app.agent.worked_out import asks_to_work_out, work_it_out, worked_out
-from deskmate.tools.policy import Policy
 
 
 def test_requests_that_ask_to_compare_or_count():
@@ -45,19 +41,8 @@ def test_code_that_compares_or_counts_and_tools_that_do():
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory, mcp_bin):
-    workdir = tmp_path_factory.mktemp("worked")
-    with file_server_hub(mcp_bin, workdir) as hub:
-        yield hub, workdir
-
-
-def run(hub, replies: list[str], task: str) -> list[ev.AgentEvent]:
-    runtime = build_agent(ScriptedModel(replies), hub=hub, policy=Policy(yes_all=True),
-                          limits=AgentLimits(first_look=False))
-    try:
-        return list(runtime.agent.run(task))
-    finally:
-        runtime.sandbox.close()
+def hub(file_hub):
+    return file_hub
 
 
 def test_an_answer_read_off_the_data_by_eye_is_sent_back_once(hub):
@@ -66,7 +51,7 @@ def test_an_answer_read_off_the_data_by_eye_is_sent_back_once(hub):
     log.write_text("alpha 12\nbeta 40\ngamma 31\n")
     task = f"Which entry in {log} has the largest number?"
     printed = f"```python\nprint(filesystem.read_text_file(path='{log}'))\n```"
-    events = run(hub, [printed, "Final answer: gamma", "Final answer: beta"], task)
+    events = run_scripted(hub, [printed, "Final answer: gamma", "Final answer: beta"], task)
     asked = [e.content for e in events if isinstance(e, ev.MessageAppended)
              and e.role == "user" and e.content.startswith(WORK_IT_OUT)]
     assert asked == [work_it_out("compare", "largest")]
@@ -74,7 +59,7 @@ def test_an_answer_read_off_the_data_by_eye_is_sent_back_once(hub):
     # Code that compared: the answer is taken at once.
     compared = (f"```python\nrows = [l.split() for l in filesystem.read_text_file("
                 f"path='{log}').splitlines()]\nprint(max(rows, key=lambda r: int(r[1])))\n```")
-    events = run(hub, [compared, "Final answer: beta"], task)
+    events = run_scripted(hub, [compared, "Final answer: beta"], task)
     assert not any(isinstance(e, ev.MessageAppended) and e.content.startswith(WORK_IT_OUT)
                    for e in events)
     assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["beta"]
