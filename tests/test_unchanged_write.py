@@ -20,11 +20,13 @@ def test_a_write_of_the_text_a_read_returned_is_unchanged():
     assert record.saw(True, {"path": "/w/mail.py"}, "def recieve():\n") is None
     assert record.saw(False, {"path": "/w/mail.py", "content": "def recieve():"},
                       "ok") == ("path", "/w/mail.py")
-    # The file now holds what was written: another text is a change.
-    assert record.saw(False, {"path": "/w/mail.py", "content": "def receive():"}, "ok") is None
-    assert record.saw(False, {"path": "/w/mail.py", "content": "def receive():\n"}, "ok") == (
-        "path", "/w/mail.py")
     assert record.unchanged == ["/w/mail.py"]
+    # Another text is a change; the same text written again after it is no news (the
+    # change was made), not a write that changed nothing.
+    assert record.saw(False, {"path": "/w/mail.py", "content": "def receive():"}, "ok") is None
+    assert record.saw(False, {"path": "/w/mail.py", "content": "def receive():\n"},
+                      "ok") is None
+    assert record.unchanged == []
 
 
 def test_a_servers_own_argument_names_are_kept_in_the_note():
@@ -117,3 +119,21 @@ def test_a_cell_written_again_after_a_change_runs_again(hub):
     assert "port = 80800" in outputs[0] and "Successfully wrote" in outputs[1]
     assert outputs[2] == "Output:\nport = 8080"  # run again: the write changed the file
     assert outputs[3].startswith(SAME_CODE)  # nothing changed since: a repeat
+
+
+def test_the_text_a_write_of_this_turn_gave_written_again_is_not_unchanged():
+    # The change was the first write's: the second is no news, not "nothing changed".
+    record = TurnRecord()
+    record.saw(True, {"path": "/w/a.txt"}, "old\n")
+    assert record.saw(False, {"path": "/w/a.txt", "content": "new\n"}, "ok") is None
+    assert record.saw(False, {"path": "/w/a.txt", "content": "new\n"}, "ok") is None
+    assert record.unchanged == []
+    # A file never read, written twice the same: no note either.
+    record.saw(False, {"path": "/w/b.txt", "content": "x"}, "ok")
+    assert record.saw(False, {"path": "/w/b.txt", "content": "x"}, "ok") is None
+    # A no-op write of a file read stays noted, however often it is made.
+    record.saw(True, {"path": "/w/c.txt"}, "same\n")
+    for _ in range(2):
+        assert record.saw(False, {"path": "/w/c.txt", "content": "same"}, "ok") == (
+            "path", "/w/c.txt")
+    assert record.unchanged == ["/w/c.txt"]

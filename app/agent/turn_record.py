@@ -49,6 +49,7 @@ class TurnRecord:
     # Each file's text as this turn last saw it: what a read returned (the first look's
     # too), or what a write gave it.
     _texts: dict[str, str] = field(default_factory=dict)
+    _rewritten: set[str] = field(default_factory=set)  # files a write of this turn changed
     unchanged: list[str] = field(default_factory=list)  # files a write left as they were
 
     def new_step(self) -> None:
@@ -90,9 +91,15 @@ class TurnRecord:
             before = self._texts.get(path)
             self._texts[path] = written
             if before is not None and before.strip() == written.strip():
+                if path in self._rewritten:
+                    # The text this turn's own write gave it, written again: the first
+                    # write made the change (told "nothing changed" after the second,
+                    # the 1.5B took its change for lost).
+                    return None
                 if path not in self.unchanged:
                     self.unchanged.append(path)
                 return key, path
+            self._rewritten.add(path)
             if path in self.unchanged:
                 self.unchanged.remove(path)
             return None
