@@ -324,7 +324,7 @@ class Agent:
             return AFTER_ERROR
         if (asked := self._not_worked_out()) is not None:
             # ... or pick the most, the earliest or a count off the printed data by eye
-            # (the log's first line as the earliest event).
+            # (each entity's count printed, and the wrong one named as having the most).
             self._worked_checked = True
             return work_it_out(*asked)
         if change := self._change_check():

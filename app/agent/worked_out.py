@@ -1,14 +1,14 @@
 """The check of an answer that picks the most, the earliest or a count by eye.
 
-Asked which event in a log came first, the 1.5B printed the log and answered with its
-first line (the log was not in date order); asked which entity had the most
-observations, it printed each one's count and named the wrong one. The system prompt
-says to compare and count in code; a small model reads the printed data instead. When
-a request that only asks (no change to make) asks which item is the most or least of
-something (a superlative that compares items), or how many, a total or an average, and
-no cell that ran this turn compared, sorted, counted or added anything (nor called a
-tool whose name says it does: ``get_sum``, ``sortBy``), the answer is sent back once,
-asking for the code.
+Asked which entity had the most observations, the 1.5B printed each one's count and
+named the wrong one; asked which event in a log came first, it printed the log and gave
+its first line (the log was not in date order; "first" is not matched here: "the first
+commit" names a thing, it compares nothing). The system prompt says to compare and count
+in code; a small model reads the printed data instead. When a request that only asks
+(no change to make) asks which item is the most or least of something (a superlative
+that compares items), or how many, a total or an average, and no cell that ran this
+turn compared, sorted, counted or added anything (nor called a tool whose name says it
+does: ``get_sum``, ``sortBy``), the answer is sent back once, asking for the code.
 """
 
 from __future__ import annotations
