@@ -218,6 +218,10 @@ def test_a_text_written_as_one_character_gets_a_note(hub):
         "Note: filesystem.write_file was given content='\\n', a single character or none. "
         "Indexing a text (text[-1]) gives one character, not a line: for its lines use "
         "text.splitlines() (the last: text.strip().splitlines()[-1]).")
+    # A one-digit count is a text of its own.
+    counted = observations(hub, f'filesystem.write_file(path="{workdir}/COUNT.txt", '
+                                'content="5")')[0]
+    assert "Note:" not in counted
 
 
 def test_a_move_into_a_folder_gets_the_items_own_new_path(hub):

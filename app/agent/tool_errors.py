@@ -259,8 +259,9 @@ def character_note(call: str, arguments: Mapping[str, Any]) -> str:
     result like a list of lines (``git_log(...)[-1]`` is the log's last character, a
     newline, and that was the file's content)."""
     for key, value in arguments.items():
+        # (a digit is a text of its own: a count written to a file, "5")
         if key.lower().endswith(TEXT_WORDS) and isinstance(value, str) and len(
-                value.strip()) <= 1:
+                value.strip()) <= 1 and not value.strip().isdigit():
             return (f"Note: {call} was given {key}={value!r}{ONE_CHARACTER}"
                     "Indexing a text (text[-1]) gives one character, not a line: for its "
                     "lines use text.splitlines() (the last: text.strip().splitlines()[-1]).")
