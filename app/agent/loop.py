@@ -10,7 +10,6 @@ data as it is.
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 from collections.abc import Generator, Iterator
@@ -31,14 +30,12 @@ from deskmate.app.agent.parse import (
     COPIED_EXAMPLE,
     ECHOED,
     FROM_LOOK,
-    NOT_RUN,
     OUTPUT_PREFIX,
     TOOLS_FOUND,
     UNCHANGED,
     UNREAD_DATA,
     UNSEEN_ADVICE,
     UNSEEN_NAMES,
-    CodeAction,
     FinalAnswer,
     failed_output,
     is_feedback,
@@ -67,7 +64,7 @@ from deskmate.app.agent.tool_errors import ONE_CHARACTER, READ_FILE_TOOLS
 from deskmate.app.agent.turn_record import UNCHANGED_WRITE
 from deskmate.app.agent.unprinted import looked_at
 from deskmate.app.agent.unused import NOT_GIVEN
-from deskmate.app.agent.worked_out import asks_to_work_out, work_it_out, worked_out
+from deskmate.app.agent.worked_out import asks_to_work_out, cells_run, work_it_out, worked_out
 from deskmate.app.llm.base import (
     ChatMessage,
     ChatModel,
@@ -371,22 +368,11 @@ class Agent:
                 or not only_asks(self._request)):
             return None  # (a change's figures go into what it writes: its own checks)
         asked = asks_to_work_out(self._request)
-        if asked is None or worked_out(asked[0], self._cells_run(), self.bridge.turn.called,
+        cells = cells_run(self.transcript[self._turn_start:], self.bridge.objects())
+        if asked is None or worked_out(asked[0], cells, self.bridge.turn.called,
                                        self.bridge.turn.sent):
             return None
         return asked
-
-    def _cells_run(self) -> list[str]:
-        """The code of this turn's cells that ran (not those sent back as repeats)."""
-        messages = self.transcript[self._turn_start:]
-        cells = []
-        for message, after in itertools.pairwise(messages):
-            if message.role != "assistant" or after.content.startswith(NOT_RUN):
-                continue
-            parsed = parse_reply(message.content, self.bridge.objects())
-            if isinstance(parsed, CodeAction):
-                cells.append(parsed.code)
-        return cells
 
     def _only_listed(self, answer: FinalAnswer) -> list[str]:
         """The files an answer to a question about what files hold names that an output

@@ -14,10 +14,13 @@ does: ``get_sum``, ``sortBy``), the answer is sent back once, asking for the cod
 from __future__ import annotations
 
 import ast
+import itertools
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 
-from deskmate.app.agent.parse import WORK_IT_OUT
+from deskmate.app.agent.parse import NOT_RUN, WORK_IT_OUT, CodeAction, parse_reply
+from deskmate.app.llm.base import ChatMessage
 
 # A superlative that picks one item of several ("the most observations", "happened
 # first" is not here: "the first commit" names a thing, it does not compare).
@@ -34,6 +37,19 @@ COUNTS = frozenset({"sum", "len", "count", "Counter", "mean", "median", "fsum", 
 # Tools that do the work themselves (the everything server's get_sum, a listing's sortBy).
 TOOL_WORDS = re.compile(r"sum|add|count|total|sort|max|min|average|mean|median|stat", re.I)
 
+
+
+def cells_run(messages: Sequence[ChatMessage], objects: Collection[str]) -> list[str]:
+    """The code of the turn's cells (``messages``, from the turn's start) that ran: not
+    those answered with a message that says they were not run."""
+    cells = []
+    for message, after in itertools.pairwise(messages):
+        if message.role != "assistant" or after.content.startswith(NOT_RUN):
+            continue
+        parsed = parse_reply(message.content, objects)
+        if isinstance(parsed, CodeAction):
+            cells.append(parsed.code)
+    return cells
 
 
 def asks_to_work_out(request: str) -> tuple[str, str] | None:
@@ -60,7 +76,6 @@ def worked_out(kind: str, cells: Iterable[str], calls: Iterable[tuple[str, str]]
 def _keys(arguments: str) -> list[str]:
     """The argument names of a call sent as JSON (their values are the user's: a path
     like totals.txt says nothing of what the tool did)."""
-    import json
 
     try:
         value = json.loads(arguments)
