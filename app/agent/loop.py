@@ -19,52 +19,12 @@ from typing import TYPE_CHECKING
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.actions import Actions, Stop, Turn
+from deskmate.app.agent.answer_checks import AnswerChecks
 from deskmate.app.agent.bridge import CallContext, ToolBridge
-from deskmate.app.agent.empty_result import FOUND_NOTHING
 from deskmate.app.agent.first_look import first_look
-from deskmate.app.agent.made_up import MADE_UP
-from deskmate.app.agent.missing_step import missing_step
-from deskmate.app.agent.parse import (
-    AFTER_ERROR,
-    AFTER_NOTE,
-    COPIED_EXAMPLE,
-    ECHOED,
-    FROM_LOOK,
-    OUTPUT_PREFIX,
-    TOOLS_FOUND,
-    UNCHANGED,
-    UNREAD_DATA,
-    UNSEEN_ADVICE,
-    UNSEEN_NAMES,
-    FinalAnswer,
-    failed_output,
-    is_feedback,
-    missing_step_check,
-    names_check,
-    parse_reply,
-    unopened,
-    unread_files,
-    unseen_again,
-)
-from deskmate.app.agent.prompt import CODE_EXAMPLE, copies_example, example_form
-from deskmate.app.agent.request import (
-    asks_about_contents,
-    asks_for_change,
-    clauses,
-    copies_an_error,
-    file_names,
-    grounded_in,
-    head_start_query,
-    listed_files,
-    names_user_data,
-    only_asks,
-    web_addresses,
-)
-from deskmate.app.agent.tool_errors import ONE_CHARACTER, READ_FILE_TOOLS
-from deskmate.app.agent.turn_record import UNCHANGED_WRITE
-from deskmate.app.agent.unprinted import looked_at
-from deskmate.app.agent.unused import NOT_GIVEN
-from deskmate.app.agent.worked_out import asks_to_work_out, cells_run, work_it_out, worked_out
+from deskmate.app.agent.parse import TOOLS_FOUND, is_feedback
+from deskmate.app.agent.prompt import CODE_EXAMPLE, example_form
+from deskmate.app.agent.request import clauses, head_start_query, only_asks
 from deskmate.app.llm.base import (
     ChatMessage,
     ChatModel,
@@ -78,15 +38,6 @@ from deskmate.tools.sandbox import SandboxError
 
 if TYPE_CHECKING:
     from deskmate.app.agent.experience import Experience
-
-# What the notes after a cell say (an answer right after one is checked once a turn).
-NOTES = (MADE_UP, NOT_GIVEN, ONE_CHARACTER, FOUND_NOTHING, UNCHANGED_WRITE)
-MAX_AFTER_ERROR = 2  # checks of an answer right after a failed cell, a turn
-# Answers a turn that copy text instead of acting, sent back: an error's report (ECHOED),
-# the example's answer (COPIED_EXAMPLE).
-MAX_ECHOES = 2
-TRACEBACK_HEAD = "Traceback (most recent call last)"
-ECHO_CHARS = 24  # a line of an answer this long, found in a failed output, copies it
 
 @dataclass(frozen=True)
 class AgentLimits:
@@ -141,25 +92,11 @@ class Agent:
                          if m.role == "user" and not is_feedback(m.content))
         # Tool calls report from helper threads; the turn passes their events on in order.
         self._events: Queue[ev.AgentEvent] = Queue()
-        self._request, self._checked = "", False  # this turn's task; its check was made
         # Solved earlier requests to show one of as an example (code mode); None: none.
         self.experience: Experience | None = None
-        # Checks of an answer right after an error this turn (a second follows a fix
-        # that failed again: the check reads the last cell's output).
-        self._error_checks = 0
-        self._change_checked = False  # the check of an answer that changed nothing was made
-        # The calls that had run when an answer naming unseen files was checked; None: not
-        # checked this turn. A second check needs a call since (the files then shown).
-        self._names_checked_at: int | None = None
-        self._names_rechecked = False
-        self._urls_checked = False  # the check of an answer before the request's URL opened
-        self._reads_checked = False  # the check of an answer about files only listed
-        self._steps_checked = False  # the check of an answer with a change not made
-        self._note_checked = False  # the check of an answer right after a note
-        self._worked_checked = False  # the check of a most/how many read off by eye
-        self._look_calls = 0  # the calls this turn's first look made (not the model's)
-        self._echoes = 0  # answers this turn that copied an error's report or the example
+        # Code mode's checks of a final answer before it is taken (answer_checks.py).
         self._turn_start = 0  # where this turn's messages start in the transcript
+        self.checks = AnswerChecks(bridge, lambda: self.transcript[self._turn_start:])
 
     def run(self, task: str, cancel: threading.Event | None = None) -> Iterator[ev.AgentEvent]:
         cancel = cancel or threading.Event()
@@ -182,14 +119,7 @@ class Agent:
                                          cancel=turn.interrupt(), said=self._said,
                                          request=task))
         self.actions.new_turn()
-        self._request, self._checked = task, False
-        self._change_checked = self._names_rechecked = False
-        self._error_checks = 0
-        self._names_checked_at = None
-        self._urls_checked = self._reads_checked = self._steps_checked = False
-        self._note_checked = self._worked_checked = False
-        self._echoes = 0
-        self._look_calls = 0
+        self.checks.new_turn(task)
         status: ev.TurnStatus = "max_steps"
         try:
             yield from self._first_look(task, turn)
@@ -226,7 +156,8 @@ class Agent:
         # given is worth more than a turn that ends at max_steps with none — except
         # where the request's change is still undone, which the last step can still make.
         left = self.limits.max_steps - step
-        check = self._check(reply, change_only=left < 2) if left >= 1 else ""
+        check = (self.checks.check(reply, change_only=left < 2)
+                 if left >= 1 and self.actions.mode == "code" else "")
         if check:
             yield turn.append(ChatMessage("assistant", reply))
             yield ev.Observation(step=step, content=check, status="error", duration_s=0.0)
@@ -279,186 +210,11 @@ class Agent:
             return
         looked = yield from turn.in_thread(first_look, task, self.bridge.tools(),
                                            self.bridge.call_quietly)
-        # The look's calls are not the model's: an answer before its own are checked.
-        self._look_calls = self.bridge.turn.calls
+        # The look's calls are not the model's: an answer before its own is checked.
+        self.checks.looked(self.bridge.turn.calls)
         if looked.note:
             self.actions.looked(looked.calls)
             yield self._append(ChatMessage("user", looked.note))
-
-    def _check(self, reply: str, change_only: bool = False) -> str:
-        """The one check a code-mode final answer gets before it is taken, if any (each
-        kind once a turn); "" to take the reply as it is. ``change_only``: only the checks
-        of a change the request asks for that no tool made."""
-        if self.actions.mode != "code":
-            return ""
-        answer = parse_reply(reply, self.bridge.objects())
-        if not isinstance(answer, FinalAnswer):
-            return ""
-        if change_only:
-            return self._change_check()
-        if self._echoes < MAX_ECHOES and copies_example(answer.text):
-            # Small models copy the example exchange's answer word for word.
-            self._echoes += 1
-            return COPIED_EXAMPLE
-        if self._answers_unread():
-            # Small models often answer a question about the user's files or records
-            # from a guess, before any tool ran: ask once whether the data is needed.
-            self._checked = True
-            return FROM_LOOK if self._look_calls else UNREAD_DATA
-        if self._echoes < MAX_ECHOES and self._echoes_a_failure(answer.text):
-            # ... or, told so, write the failed cell's output back as the answer (which a
-            # look at the tools' results in it would otherwise pass as read).
-            self._echoes += 1
-            return ECHOED
-        if not self._note_checked and self._after_note():
-            # ... or answer right after a note that says what is still wrong (made-up
-            # values, a value never given to its tool, a search with a sentence).
-            self._note_checked = True
-            return AFTER_NOTE
-        if self._answers_after_error(answer):
-            # ... or give up after one failed call, restating the error as the answer.
-            self._error_checks += 1
-            return AFTER_ERROR
-        if (asked := self._not_worked_out()) is not None:
-            # ... or pick the most, the earliest or a count off the printed data by eye
-            # (each entity's count printed, and the wrong one named as having the most).
-            self._worked_checked = True
-            return work_it_out(*asked)
-        if change := self._change_check():
-            return change
-        if unseen := self._unseen_names(answer):
-            # ... or name files from a guess ("the first commit added README.md" after a
-            # log that lists no files), and again after the code that shows them ran.
-            if self._names_checked_at is None:
-                self._names_checked_at = self.bridge.turn.calls
-                return UNSEEN_NAMES + ", ".join(unseen) + UNSEEN_ADVICE
-            self._names_rechecked = True
-            return unseen_again(unseen, self._shown_names())
-        if unread := self._only_listed(answer):
-            # ... or say which file holds a thing from a listing of their names.
-            self._reads_checked = True
-            return unread_files(unread, self.bridge.named(("read_multiple_files",
-                                                            *READ_FILE_TOOLS)))
-        if (addresses := self._unopened()) and (fetchers := self.bridge.taking(("url", "uri"))):
-            # ... or write what a page "says" without fetching it (the license's text,
-            # saved and committed, was "This is the license text.").
-            self._urls_checked = True
-            return unopened(addresses, fetchers)
-        return ""
-
-    def _change_check(self) -> str:
-        """The check of an answer while a change the request asks for is undone."""
-        if (not self._steps_checked and self.bridge.turn.calls
-                and (missing := missing_step(self._request, self.bridge.tools(),
-                                             self.bridge.turn.called))):
-            # ... or leave out a step of several ("…, and commit it there").
-            self._steps_checked = self._change_checked = True
-            return missing_step_check(missing.verb, missing.calls)
-        if self._answers_unchanged():
-            # ... or report a change as done when no tool made it (read the file, then
-            # "The version has been set to 2.0.0.").
-            self._change_checked = True
-            return UNCHANGED
-        return ""
-
-    def _not_worked_out(self) -> tuple[str, str] | None:
-        """What the request asks to compare or count, when the model's calls returned
-        data this turn and no cell that ran (nor a tool) did that work; once a turn."""
-        if (self._worked_checked or self.bridge.turn.calls <= self._look_calls
-                or not only_asks(self._request)):
-            return None  # (a change's figures go into what it writes: its own checks)
-        asked = asks_to_work_out(self._request)
-        cells = cells_run(self.transcript[self._turn_start:], self.bridge.objects())
-        if asked is None or worked_out(asked[0], cells, self.bridge.turn.called,
-                                       self.bridge.turn.sent):
-            return None
-        return asked
-
-    def _only_listed(self, answer: FinalAnswer) -> list[str]:
-        """The files an answer to a question about what files hold names that an output
-        listed and no call was given this turn, once a turn."""
-        if self._reads_checked or not asks_about_contents(self._request):
-            return []
-        sent = "\n".join(self.bridge.turn.sent)
-        listed = {name for name in self._shown_names()}
-        return [name for name in file_names(answer.text)
-                if name in listed and name not in sent]
-
-    def _unopened(self) -> list[str]:
-        """The web addresses of the request that no call this turn was given, once a
-        turn, when tools ran (a request answered without tools is the other checks')."""
-        if self._urls_checked or not self.bridge.turn.calls:
-            return []
-        sent = "\n".join(self.bridge.turn.sent)
-        return [address for address in web_addresses(self._request)
-                if address not in sent and address.rstrip("/") not in sent]
-
-    def _answers_unread(self) -> bool:
-        """The first final answer of the turn, with no tool call yet, to a request that
-        names a path, a file or a store of the user's data."""
-        return (not self._checked and self.bridge.turn.calls == self._look_calls
-                and bool(self.bridge.catalog.servers()) and names_user_data(self._request))
-
-    def _echoes_a_failure(self, text: str) -> bool:
-        """An answer that copies an error's report from a failed cell or tool call of
-        this turn: a line of it (not a short one: "Error: disk full" read from a log is
-        an answer) stands in that output word for word."""
-        if not copies_an_error(text):
-            return False
-        failed = [m.content for m in self.transcript[self._turn_start:]
-                  if (m.role == "user" and failed_output(m.content))
-                  or (m.role == "tool" and m.content.startswith("Error:"))]
-        lines = [line.strip() for line in text.splitlines() if len(line.strip()) >= ECHO_CHARS]
-        return any(line in output for line in lines for output in failed)
-
-    def _after_note(self) -> bool:
-        last = self.transcript[-1] if self.transcript else None
-        return (last is not None and last.role in ("user", "tool")
-                and any(marker in last.content for marker in NOTES))
-
-    def _answers_after_error(self, answer: FinalAnswer) -> bool:
-        """A final answer right after a cell that failed, or that copies an error's
-        report, twice a turn."""
-        if self._error_checks >= MAX_AFTER_ERROR or not self.transcript:
-            return False
-        last = self.transcript[-1]
-        if last.role == "user" and failed_output(last.content):
-            # The failed cell's look at what its tools returned may hold the answer (the
-            # author in a log the code indexed like a list): an answer that gives a value
-            # from it, and not from the request, was read, not guessed.
-            looked = looked_at(last.content)
-            return not (looked and grounded_in(answer.text, looked, self._request))
-        # (an error the user's data holds, "Error: disk full" read from a log, is an answer)
-        return TRACEBACK_HEAD in answer.text or self._echoes_a_failure(answer.text)
-
-    def _unseen_names(self, answer: FinalAnswer) -> list[str]:
-        """The file names the answer gives that neither the request nor anything the
-        turn's tools returned showed, once a turn, when tools ran."""
-        if self._names_rechecked or not self.bridge.turn.calls or (
-                self._names_checked_at is not None
-                and self.bridge.turn.calls == self._names_checked_at):
-            return []
-        seen = "\n".join(m.content for m in self.transcript[self._turn_start:]
-                         if m.role in ("user", "tool") and not names_check(m.content)).lower()
-        return [name for name in file_names(answer.text) if name.lower() not in seen]
-
-    def _shown_names(self) -> list[str]:
-        """The file names this turn's tool outputs gave, newest output first."""
-        shown = [m.content for m in self.transcript[self._turn_start:]
-                 if m.role == "tool" or (m.role == "user" and m.content.startswith(
-                     OUTPUT_PREFIX))]
-        return list(dict.fromkeys(name for text in reversed(shown)
-                                  for name in listed_files(text)))
-
-    def _answers_unchanged(self) -> bool:
-        """A final answer, once a turn, to a request for a change, when no call to a tool
-        that may change things succeeded (and the tools say which only read)."""
-        if (self._change_checked or self.bridge.turn.changes
-                or not asks_for_change(self._request)):
-            return False
-        if self._checked and self.bridge.turn.calls == self._look_calls:
-            return False  # asked for a tool once already, and still none ran: no second nag
-        return self.bridge.marks_read_only()
 
     def _said(self) -> str:
         """What the user and the tools said in this conversation: the text a record's
