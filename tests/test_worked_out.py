@@ -16,6 +16,12 @@ def test_requests_that_ask_to_compare_or_count():
     assert asks_to_work_out("Which entity has the most observations?") == ("compare", "most")
     assert asks_to_work_out("How many lines does it have?") == ("count", "How many")
     assert asks_to_work_out("What is the average score?") == ("count", "average")
+    # "first"/"last" ending a clause compare; before a noun they name a thing.
+    assert asks_to_work_out("Which event happened first, and on what date?") == (
+        "compare", "first")
+    assert asks_to_work_out("Who finished last?") == ("compare", "last")
+    assert asks_to_work_out("What did the first commit add?") is None
+    assert asks_to_work_out("Who wrote the last line of notes.txt?") is None
     # A thing named, not compared; a price looked up; words inside paths.
     assert asks_to_work_out("Who made the most recent commit?") is None
     assert asks_to_work_out("How much does the Trail Runner cost?") is None

@@ -1,10 +1,11 @@
 """The check of an answer that picks the most, the earliest or a count by eye.
 
 Asked which entity had the most observations, the 1.5B printed each one's count and
-named the wrong one; asked which event in a log came first, it printed the log and gave
-its first line (the log was not in date order; "first" is not matched here: "the first
-commit" names a thing, it compares nothing). The system prompt says to compare and count
-in code; a small model reads the printed data instead. When a request that only asks
+named the wrong one; asked which event in a log happened first, it printed the log and
+gave its first line (the log was not in date order). "First" and "last" count only
+where they end a clause: "the first commit" names a thing, it compares nothing. The
+system prompt says to compare and count in code; a small model reads the printed data
+instead. When a request that only asks
 (no change to make) asks which item is the most or least of something (a superlative
 that compares items), or how many, a total or an average, and no cell that ran this
 turn compared, sorted, counted or added anything (nor called a tool whose name says it
@@ -22,11 +23,13 @@ from collections.abc import Collection, Iterable, Sequence
 from deskmate.app.agent.parse import NOT_RUN, WORK_IT_OUT, CodeAction, parse_reply
 from deskmate.app.llm.base import ChatMessage
 
-# A superlative that picks one item of several ("the most observations", "happened
-# first" is not here: "the first commit" names a thing, it does not compare).
+# A superlative that picks one item of several ("the most observations"); "first" and
+# "last" only where they end a clause ("which happened first?", "who ran last, and …"):
+# before a noun they name a thing ("the first commit"), they do not compare.
 SUPERLATIVE = re.compile(
     r"\b(most(?! recent(?:ly)?)|least|fewest|earliest|oldest|largest|smallest|biggest|"
-    r"highest|lowest|longest|shortest|cheapest|priciest|dearest)\b", re.I)
+    r"highest|lowest|longest|shortest|cheapest|priciest|dearest|"
+    r"(?:first|last)(?=\s*(?:[,.?!;:]|$)|\s+(?:and|or|of all|overall)\b))\b", re.I)
 AGGREGATE = re.compile(r"\b(how many|total|sum|average|mean|median)\b", re.I)
 # Paths and web addresses in a request name things, and may hold any word
 # (.../fs-earliest-event/..., totals-2024.csv): they are left out of the match.
