@@ -422,6 +422,14 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         assert unpacked.endswith("Hint: the text splits into more parts than the 2 names; "
                                  ".split(maxsplit=1) splits once and keeps the rest of the "
                                  "text in title")
+        # A text split on "\n" ends with an empty line: indexing its parts fails.
+        box.execute("events = '2025-03-14 deploy\\n2024-11-02 migrate\\n'.split('\\n')")
+        empty = box.execute("first = min(events, key=lambda x: x.split()[0])").error
+        assert "IndexError" in empty and empty.endswith(
+            "Hint: events[2] is '', an empty line (a text split on '\\n' ends with one when "
+            "it ends with a newline): keep the lines that have text, "
+            "[line for line in text.splitlines() if line.strip()]")
+        assert "Hint" not in box.execute("[1, 2][5]").error
         parsed = box.execute("import json\ndata = json.loads(page)").error
         assert "JSONDecodeError" in parsed and parsed.endswith(
             "data = json.loads(page[page.index('{'):])")

@@ -52,6 +52,8 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
             "text): print() it first; for its lines use .splitlines()\n")
     if isinstance(exc, ValueError) and str(exc).startswith("too many values to unpack"):
         return unpack_split(exc)
+    if isinstance(exc, IndexError) and "out of range" in str(exc):
+        return empty_line(exc)
     if type(exc).__name__ == "JSONDecodeError":
         # json.loads() of a fetched API's text, which starts with the server's line
         # about it: the document starts further on.
@@ -246,6 +248,26 @@ def unpack_split(exc: BaseException) -> str:
     times = "once" if len(names) == 2 else f"{len(names) - 1} times"
     return (f"Hint: the text splits into more parts than the {len(names)} names; "
             f".{call} splits {times} and keeps the rest of the text in {names[-1]}\n")
+
+
+def empty_line(exc: BaseException) -> str:
+    """``min(lines, key=lambda x: x.split()[0])`` over ``text.split('\\n')``: a text
+    that ends with a newline splits into one empty line more, and indexing its parts
+    fails. Named where the failing line holds an empty line (a variable, or an item of
+    a list of lines)."""
+    for name, value in line_values(exc):
+        if isinstance(value, str) and not value.strip():
+            where = f"{name} is {value!r}"
+        elif (isinstance(value, list) and value and all(isinstance(v, str) for v in value)
+              and (empty := next((i for i, v in enumerate(value) if not v.strip()),
+                                 None)) is not None):
+            where = f"{name}[{empty}] is {value[empty]!r}"
+        else:
+            continue
+        return (f"Hint: {where}, an empty line (a text split on '\\n' ends with one when "
+                "it ends with a newline): keep the lines that have text, "
+                "[line for line in text.splitlines() if line.strip()]\n")
+    return ""
 
 
 def line_values(exc: BaseException) -> Iterator[tuple[str, Any]]:
