@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from conftest import toy_server
+from conftest import run_scripted, toy_server
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.factory import build_agent
@@ -698,3 +698,18 @@ def test_a_solved_request_rated_up_comes_back_as_an_example_for_a_similar_one(hu
     assert experience.recall("Add 2 and 3 in /x/y with the tool", ["other"]) is None
     same = load_experience(path, skip_same=True)
     assert same is not None and same.recall("Add 2 and 3 in /x/sums with the tool", ["toy"]) is None
+
+
+def test_a_relative_path_to_a_file_the_request_names_is_that_file(file_hub):
+    hub, folder = file_hub
+    (folder / "poem.txt").write_text("one\ntwo\nthree\n")
+    task = (f"In the folder {folder}, count the lines of poem.txt and write the number "
+            "into LINES.txt.")
+    cell = ("```python\nn = len(open('poem.txt').read().splitlines())\n"
+            "with open('LINES.txt', 'w') as f:\n    f.write(str(n))\nprint(n)\n```")
+    events = run_scripted(hub, [cell, "Final answer: 3 lines, written."], task)
+    assert (folder / "LINES.txt").read_text() == "3"
+    output = next(e.content for e in events if isinstance(e, ev.Observation))
+    assert f"the request's file {folder}/LINES.txt" in output
+    assert [e.tool for e in events if isinstance(e, ev.ToolCallStarted)] == [
+        "read_text_file", "write_file"]

@@ -7,8 +7,9 @@ import pytest
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.factory import build_agent
-from deskmate.app.agent.first_look import HEADER, request_paths
+from deskmate.app.agent.first_look import HEADER
 from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.request import request_paths
 from deskmate.app.agent.scripted import ScriptedModel
 from deskmate.tools.hub import Hub, ServerConfig
 from deskmate.tools.policy import Policy

@@ -13,7 +13,9 @@ from deskmate.app.agent.request import (
     grounded_in,
     head_start_query,
     names_user_data,
+    request_files,
 )
+from deskmate.tools.sandbox import RequestFiles
 
 
 @pytest.mark.parametrize(("request_", "change"), [
@@ -99,3 +101,22 @@ def test_a_step_the_request_rules_out():
     # The verb has an object of its own: it says how, not which step to leave out.
     assert ruled_out("Write x.txt, do not add a trailing newline.", "add") == ""
     assert ruled_out("Commit the change.", "commit") == ""
+
+
+def test_the_requests_files_by_the_names_it_gives_them():
+    repo = "/w/repo"
+    assert request_files(f"In the git repository at {repo}, count the lines of poem.txt, "
+                         "write the number into LINES.txt, and commit it.") == RequestFiles(
+        repo, (("poem.txt", f"{repo}/poem.txt"), ("LINES.txt", f"{repo}/LINES.txt")))
+    # Files named by their paths: one folder holds both.
+    assert request_files("/w/a/schedule.txt lists meetings; write /w/a/out/chicago.txt.") == (
+        RequestFiles("/w/a", (("schedule.txt", "/w/a/schedule.txt"),
+                              ("chicago.txt", "/w/a/out/chicago.txt"),
+                              ("out/chicago.txt", "/w/a/out/chicago.txt"))))
+    # Two folders that neither holds, a name two paths share, a name given bare beside
+    # two folders (which one?), a file's name inside a web address: none is mapped.
+    assert request_files("Copy /a/x.txt to /b/x.txt") == RequestFiles(None, ())
+    assert request_files("Write report.txt in /ws/out/ from /ws/data.csv, as "
+                         "https://x.org/notes.txt says.") == RequestFiles(
+        "/ws", (("data.csv", "/ws/data.csv"),))
+    assert request_files("What is 2/3 of 9? Write it to notes.txt.") is None

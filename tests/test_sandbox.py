@@ -15,6 +15,7 @@ import pytest
 from deskmate.tools.sandbox import (
     CellResult,
     Limits,
+    RequestFiles,
     Sandbox,
     ToolError,
     detect_isolation,
@@ -346,6 +347,45 @@ def test_plain_file_calls_on_the_users_paths_go_through_the_file_tools():
         before = len(calls)
         ok(box.execute("open('local.txt', 'w').write('x')\nprint(open('local.txt').read())"))
         assert len(calls) == before
+
+
+def test_relative_paths_to_the_requests_files_lead_to_them():
+    disk = {"/home/u/repo/poem.txt": "a\nb\nc\n"}
+
+    def filesystem(kind, payload):
+        tool, path = payload["tool"], payload["kwargs"].get("path", "")
+        if tool == "read_text_file":
+            if path not in disk:
+                raise ToolError(f"ENOENT: no such file or directory, open '{path}'")
+            return {"content": disk[path]}
+        disk[path] = payload["kwargs"]["content"]
+        return {"content": f"Successfully wrote to {path}"}
+
+    namespace = {"servers": {"filesystem": ["read_text_file", "write_file"]}}
+    files = RequestFiles("/home/u/repo", (("LINES.txt", "/home/u/repo/LINES.txt"),))
+    with Sandbox(filesystem, namespace=namespace) as box:
+        out = ok(box.execute("n = len(open('poem.txt').read().splitlines())\n"
+                             "with open('LINES.txt', 'w') as f:\n    f.write(str(n))\n"
+                             "open('scratch.txt', 'w').write('kept here')\nprint(n)",
+                             files=files))
+        # Each path the request's is said once; the cell's own output is as it was.
+        assert out.stdout.splitlines() == [
+            "('poem.txt' is taken as the request's file /home/u/repo/poem.txt, through "
+            "the file tools)",
+            "('LINES.txt' is taken as the request's file /home/u/repo/LINES.txt, through "
+            "the file tools)", "3"]
+        # The named file is the user's; a name the request does not give stays the
+        # sandbox's own scratch file, and one the sandbox has is read from there.
+        assert disk["/home/u/repo/LINES.txt"] == "3"
+        assert "/home/u/repo/scratch.txt" not in disk
+        assert ok(box.execute("print(open('scratch.txt').read())", files=files)
+                  ).stdout.strip() == "kept here"
+        missing = box.execute("open('gone.txt').read()", files=files).error
+        assert "FileNotFoundError" in missing and "/home/u/repo/gone.txt" in missing
+        # Without the request's files a relative path is the sandbox's, as in Python.
+        assert "FileNotFoundError" in box.execute("open('poem.txt')").error
+        ok(box.execute("open('LINES.txt', 'w').write('x')"))
+        assert disk["/home/u/repo/LINES.txt"] == "3"
 
 
 def test_missing_modules_point_to_the_standard_library_and_the_tools():

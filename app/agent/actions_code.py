@@ -32,12 +32,12 @@ from deskmate.app.agent.parse import (
     parse_reply,
     repeated_answer,
 )
-from deskmate.app.agent.request import only_asks
+from deskmate.app.agent.request import only_asks, request_files
 from deskmate.app.agent.text_fields import text_fields
 from deskmate.app.agent.unprinted import Returned, came_to_nothing, unprinted
 from deskmate.app.agent.unused import unused_note
 from deskmate.app.llm.base import ChatMessage
-from deskmate.tools.sandbox import CellResult, Limits
+from deskmate.tools.sandbox import CellResult, Limits, RequestFiles
 from deskmate.tools.sandbox.capture import truncate_middle as truncate
 
 
@@ -48,7 +48,8 @@ class Sandbox(Protocol):
     def limits(self) -> Limits: ...
 
     def execute(self, code: str, *, timeout: float | None = None,
-                cancel: threading.Event | None = None) -> CellResult: ...
+                cancel: threading.Event | None = None,
+                files: RequestFiles | None = None) -> CellResult: ...
 
     def close(self) -> None: ...
 
@@ -218,8 +219,10 @@ class CodeActions:
     def _execute(self, code: str, turn: Turn) -> Generator[ev.AgentEvent, None, CellResult]:
         # A cell gets the time left in the turn at most; its status is then "timeout".
         timeout = min(self.sandbox.limits.cell_timeout_s, max(0.1, turn.seconds_left()))
+        # A relative path to a file the request names is that file (``request_files``).
         return (yield from turn.in_thread(self.sandbox.execute, code, timeout=timeout,
-                                          cancel=turn.interrupt()))
+                                          cancel=turn.interrupt(),
+                                          files=request_files(turn.request)))
 
 
 # One fenced Python block and nothing else; a backtick or two may stand in the code.

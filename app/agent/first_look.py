@@ -13,11 +13,11 @@ Paths that do not exist yet (the file to write) are left out without a word.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from deskmate.app.agent.request import request_paths
 from deskmate.app.agent.tool_errors import Tools
 from deskmate.tools.sandbox.worker.connected_files import (
     LIST_TOOLS,
@@ -31,8 +31,6 @@ MAX_PATHS = 3  # a request names a few; more is a list the model should walk its
 LOOK_LINES = 12  # a file's first lines: enough to show its shape
 LINE_CHARS = 160
 LOOK_CHARS = 900  # per path
-# An absolute path in the request, up to the sentence's punctuation after it.
-PATH = re.compile(r"(?<![\w.:/~-])/(?:[\w.@+-]+/)*[\w.@+-]+/?")
 HEADER = ("A first look at what the request's paths hold (read for you; your code must "
           "still read what it uses):")
 
@@ -76,13 +74,6 @@ class Look:
         return f"{self.call}:\n{self.text}"
 
 
-def request_paths(request: str) -> list[str]:
-    """The absolute paths ``request`` names, in order, each once, without the sentence's
-    punctuation after them (at most MAX_PATHS)."""
-    found = (m.group(0).rstrip(".,;:!?") for m in PATH.finditer(request))
-    return list(dict.fromkeys(p for p in found if p.strip("/")))[:MAX_PATHS]
-
-
 @dataclass(frozen=True)
 class Looked:
     note: str  # "" when there was nothing to show
@@ -99,7 +90,7 @@ def first_look(request: str, tools: Tools,
         return Looked("")
     looks: list[Look] = []
     listings: dict[str, dict[str, bool] | None] = {}  # folder -> {name: is a folder}
-    for path in request_paths(request):
+    for path in request_paths(request)[:MAX_PATHS]:
         path = path.rstrip("/") or "/"
         parent, _, name = path.rpartition("/")
         if "." not in name:  # a folder (or a file without an extension: then no look)

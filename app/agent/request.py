@@ -7,8 +7,10 @@ the check or the ordering they drive (each check is made once a turn at most).
 
 from __future__ import annotations
 
+import os.path
 import re
 
+from deskmate.tools.sandbox.results import RequestFiles
 from deskmate.tools.signatures import py_identifier
 
 # A request that asks for information (a question, or "list/show/find/look up ..."): the
@@ -46,6 +48,8 @@ WEB_ADDRESS = re.compile(r"https?://[^\s\"'<>()\[\]`]+", re.I)
 LISTED = re.compile(r"^(?:\+\+\+ b/|--- a/|diff --git a/|\[FILE\] |\[DIR\] )(\S+)", re.M)
 WELL_KNOWN = re.compile(r"(?<![\w.-])(?:Makefile|Dockerfile|LICENSE|README|Procfile|Gemfile|"
                         r"Rakefile|Jenkinsfile|CODEOWNERS)(?![\w.-])")
+# An absolute path in the request, up to the sentence's punctuation after it.
+PATH = re.compile(r"(?<![\w.:/~-])/(?:[\w.@+-]+/)*[\w.@+-]+/?")
 # An error report, as the sandbox writes one; an answer holding it restates an error.
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*Error: ", re.M)
 
@@ -136,6 +140,46 @@ def names_user_data(request: str) -> bool:
 def file_names(text: str) -> list[str]:
     """The file names ``text`` gives, in order, each once."""
     return list(dict.fromkeys(m.group(0) for m in FILE_NAMED.finditer(text)))
+
+
+def request_paths(request: str) -> list[str]:
+    """The absolute paths ``request`` names, in order, each once, without the sentence's
+    punctuation after them."""
+    found = (m.group(0).rstrip(".,;:!?") for m in PATH.finditer(request))
+    return list(dict.fromkeys(p for p in found if p.strip("/")))
+
+
+def request_files(request: str) -> RequestFiles | None:
+    """Where a cell's relative paths to the request's files lead (the sandbox's
+    worker/paths.py): the folder that holds every path the request names (a file's
+    folder, or a folder named), and each file name it gives, with the path it has there
+    (a name two paths share is left out; a name given bare is in the folder, where the
+    request names only one); None when the request names no path."""
+    paths = [path.rstrip("/") for path in request_paths(request)]
+    files = [path for path in paths if _file_name(path.rpartition("/")[2])]
+    folders = [path.rpartition("/")[0] or "/" if path in files else path
+               for path in paths if path]
+    if not folders:
+        return None
+    top = min(folders, key=len)
+    folder = top if all(f == top or f.startswith(top.rstrip("/") + "/")
+                        for f in folders) else None
+    named: dict[str, str | None] = {}
+    for path in files:
+        names = [path.rpartition("/")[2]]
+        if folder is not None and path.startswith(folder.rstrip("/") + "/"):
+            names.append(os.path.relpath(path, folder))
+        for name in names:
+            named[name] = path if named.get(name, path) == path else None
+    if len(set(folders)) == 1:  # names given bare ("write the count into LINES.txt")
+        for name in file_names(WEB_ADDRESS.sub(" ", PATH.sub(" ", request))):
+            named.setdefault(name, f"{folder.rstrip('/')}/{name}")
+    return RequestFiles(folder, tuple((name, path) for name, path in named.items()
+                                      if path is not None))
+
+
+def _file_name(name: str) -> bool:
+    return bool(FILE_NAMED.fullmatch(name) or WELL_KNOWN.fullmatch(name))
 
 
 def web_addresses(text: str) -> list[str]:

@@ -15,7 +15,15 @@ gives none (rlimits), a ``CellGate`` lets a cell run only when someone allowed i
 from deskmate.tools.sandbox.client import Sandbox
 from deskmate.tools.sandbox.gate import CellApprover, CellDecision, CellGate, CellRequest
 from deskmate.tools.sandbox.isolation import detect_isolation
-from deskmate.tools.sandbox.results import CellResult, Isolation, Limits, SandboxError, ToolError
+from deskmate.tools.sandbox.results import (
+    CellResult,
+    Isolation,
+    Limits,
+    RequestFiles,
+    SandboxError,
+    ToolError,
+)
 
 __all__ = ["CellApprover", "CellDecision", "CellGate", "CellRequest", "CellResult",
-           "Isolation", "Limits", "Sandbox", "SandboxError", "ToolError", "detect_isolation"]
+           "Isolation", "Limits", "RequestFiles", "Sandbox", "SandboxError", "ToolError",
+           "detect_isolation"]

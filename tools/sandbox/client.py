@@ -36,6 +36,7 @@ from deskmate.tools.sandbox.results import (
     CellStatus,
     Isolation,
     Limits,
+    RequestFiles,
     SandboxError,
     ToolError,
 )
@@ -249,9 +250,11 @@ class Sandbox:
     # -- cells -----------------------------------------------------------------------
 
     def execute(self, code: str, *, timeout: float | None = None,
-                cancel: threading.Event | None = None) -> CellResult:
+                cancel: threading.Event | None = None,
+                files: RequestFiles | None = None) -> CellResult:
         """Run one cell; never raises for anything the code does (SandboxError if the
-        worker cannot be started at all)."""
+        worker cannot be started at all). ``files``: the user's files the cell's request
+        names, where its relative paths to them lead (worker/paths.py)."""
         # Asked before the lock: the user may take a while, and close() must not wait.
         if self._gate is not None and (refusal := self._gate.refusal(code, self.isolation)):
             return CellResult("error", "", refusal, None, 0.0, False, ran=False)
@@ -267,7 +270,10 @@ class Sandbox:
             out = OutputBuffer(self._limits.output_chars)
             self._worker.drain_output(out)  # what background processes printed meanwhile
             try:
-                self._worker.send({"type": "exec", "code": code})
+                job: dict = {"type": "exec", "code": code}
+                if files is not None:
+                    job |= {"folder": files.folder, "named": dict(files.named)}
+                self._worker.send(job)
                 status, error, value, died = self._run(self._worker, limit, cancel, out)
             except protocol.ProtocolError as exc:
                 status, error, value, died = (

@@ -46,6 +46,16 @@ class CellResult:
     ran: bool = True         # False: refused before it ran (the user said no)
 
 
+@dataclass(frozen=True)
+class RequestFiles:
+    """The user's files a cell's request names, for its relative paths: the one folder
+    of the user's the request names (None: none, or several that no one holds), and the
+    file names it gives mapped to their full paths ("LINES.txt" -> "/r/LINES.txt")."""
+
+    folder: str | None
+    named: tuple[tuple[str, str], ...] = ()
+
+
 class ToolError(Exception):
     """A tool call the host refused or that failed.
 

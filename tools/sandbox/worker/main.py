@@ -63,6 +63,9 @@ def main(argv: list[str]) -> int:
         if job is None:
             return 0
         number += 1
+        state.folder = job.get("folder") or None
+        state.named = dict(job.get("named") or {})
+        state.noted = set()
         result = run_cell(job["code"], number, ns, limits, state)
         if os.getpid() != state.pid:
             os._exit(0)  # a child the cell forked has finished the cell's code

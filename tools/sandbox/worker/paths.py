@@ -4,7 +4,8 @@ When a connected server has file tools, ``open``, ``os.listdir``, ``os.path.exis
 ``isfile``/``isdir`` and ``os.walk`` on such a path go through them (connected_files.py);
 otherwise the call raises a SandboxPathError that says where the files are — instead
 of the silence (``os.walk`` yields nothing) or bare ENOENT that small models take for
-"the folder is empty". Paths the sandbox has (its working folder) keep plain Python.
+"the folder is empty". A relative path the sandbox does not have may be the request's
+file (``_request_file``). Paths the sandbox has (its working folder) keep plain Python.
 
 The functions that replace Python's keep their plain signatures and no postponed
 annotations: ``help(open)`` in a cell shows them.
@@ -59,8 +60,10 @@ def _unseen(path) -> bool:
     return not _real["isdir"](os.path.dirname(os.path.abspath(path)))
 
 
-def _user_path(file, state: WorkerState) -> str | None:
-    """``file`` as a path of the user's that a cell reaches for, else None."""
+def _user_path(file, state: WorkerState, write: bool = False) -> str | None:
+    """``file`` as a path of the user's that a cell reaches for, else None. ``write``:
+    the cell writes it (a relative path is then the user's only where the request
+    names that file; any other stays the sandbox's own scratch)."""
     if not state.in_cell or isinstance(file, int):
         return None
     try:
@@ -69,7 +72,30 @@ def _user_path(file, state: WorkerState) -> str | None:
         return None
     if isinstance(path, bytes):
         path = os.fsdecode(path)
-    return path if _unseen(path) else None
+    if _unseen(path):
+        return path
+    return _request_file(path, state, write)
+
+
+def _request_file(path: str, state: WorkerState, write: bool) -> str | None:
+    """A relative path the sandbox's folder does not have, as the request's file.
+
+    Asked to "count the lines of poem.txt (in the repository at /r) and write the number
+    into LINES.txt", the 1.5B wrote ``open('LINES.txt', 'w')``: the file landed in the
+    sandbox's own folder, out of the user's sight, and the commit that followed had
+    nothing to add. A name the request gives a file is that file (its full path in the
+    request, else in the request's one folder); any other relative name read is looked
+    for in the request's folder; written, it stays the sandbox's."""
+    if not path or os.path.isabs(path) or os.path.lexists(path):
+        return None
+    name = os.path.normpath(path)
+    user = state.named.get(name)
+    if user is None and not write and state.folder and not name.startswith(".."):
+        user = f"{state.folder.rstrip('/')}/{name}"
+    if user is not None and path not in state.noted:
+        state.noted.add(path)
+        print(f"({path!r} is taken as the request's file {user}, through the file tools)")
+    return user
 
 
 def _audit_hook(state: WorkerState):
@@ -121,7 +147,7 @@ def install_connected_files(files: ToolFiles, state: WorkerState) -> None:
     other path keeps Python's own behaviour."""
 
     def routed_open(file, mode="r", buffering=-1, encoding=None, *args, **kwargs):
-        path = _user_path(file, state)
+        path = _user_path(file, state, write=bool(set(str(mode)) & set("wax+")))
         if path is None:
             return _real["open"](file, mode, buffering, encoding, *args, **kwargs)
         return files.open(path, mode, encoding)

@@ -5,7 +5,8 @@ file descriptors, never on the cell's stdout: whatever the cell prints cannot fo
 break a message. A frame is a 4-byte big-endian length followed by that many bytes of
 UTF-8 JSON (one object with a ``type`` key).
 
-host → worker: ``setup`` (limits, namespace, uid), ``exec`` (code), ``reply`` (to a
+host → worker: ``setup`` (limits, namespace, uid), ``exec`` (code; the request's
+``folder`` and ``named`` files, for relative paths), ``reply`` (to a
 call: ``ok`` with ``value`` or ``error``), ``interrupt``.
 worker → host: ``ready``, ``call`` (``id``, ``kind``, ``payload``), ``done`` (status,
 error, value).

@@ -38,12 +38,19 @@ class Toolspace(NamedTuple):
 
 
 class WorkerState:
-    """The worker's one mutable fact, read by the channel (an interrupt goes only to a
-    running cell) and the path hook (only a cell's own file calls are its concern)."""
+    """The worker's mutable facts, read by the channel (an interrupt goes only to a
+    running cell) and the path hook (only a cell's own file calls are its concern, and
+    its relative paths may be the request's files)."""
 
-    __slots__ = ("in_cell", "pid", "toolspace")
+    __slots__ = ("folder", "in_cell", "named", "noted", "pid", "toolspace")
 
     def __init__(self, toolspace: Toolspace, pid: int) -> None:
         self.toolspace = toolspace
         self.pid = pid  # the worker's own; a process that a cell forked has another
         self.in_cell = False
+        # The running cell's request: the one folder of the user's it names (None: none,
+        # or several), and its files by the names it gives them ("LINES.txt" -> the
+        # user's path). A relative path the sandbox does not have is taken from these.
+        self.folder: str | None = None
+        self.named: dict[str, str] = {}
+        self.noted: set[str] = set()  # the relative paths the running cell was told of
