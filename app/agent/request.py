@@ -173,7 +173,7 @@ def request_files(request: str) -> RequestFiles | None:
             named[name] = path if named.get(name, path) == path else None
     if len(set(folders)) == 1:  # names given bare ("write the count into LINES.txt")
         for name in file_names(WEB_ADDRESS.sub(" ", PATH.sub(" ", request))):
-            named.setdefault(name, f"{folder.rstrip('/')}/{name}")
+            named.setdefault(name, f"{top.rstrip('/')}/{name}")
     return RequestFiles(folder, tuple((name, path) for name, path in named.items()
                                       if path is not None))
 
