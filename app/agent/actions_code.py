@@ -23,9 +23,9 @@ from deskmate.app.agent.parse import (
     LOOKED_AGAIN,
     OUTPUT_PREFIX,
     PRINTS_AFTER_ERROR,
+    PRINTS_DONE,
     PRINTS_ONLY,
     REPEATED,
-    REPEATED_ANSWER,
     REPEATED_HEAD,
     CodeAction,
     FinalAnswer,
@@ -217,17 +217,17 @@ class CodeActions:
                      failed_before: bool) -> Generator[ev.AgentEvent, None, bool]:
         """A cell that only prints text written in it, after a cell that ran: not run.
         After a failed cell, what that cell was told comes again; with a change the
-        request asks for still undone, its step is named; else the answer is asked for
-        (held to it by ``next_grammar``, as after a repeat)."""
+        request asks for still undone, its step is named; else the answer is asked for,
+        or the code of a step that is left."""
         self._cells[cell] += 1
         if failed_before:
             content = PRINTS_ONLY + PRINTS_AFTER_ERROR + what_it_was_told(self._last_output)
         elif missing := self.missing(turn.request):
             content = PRINTS_ONLY + missing_step_check(missing.verb, missing.calls)
         else:
-            self._answering = not self._answer_asked
-            self._answer_asked = True
-            content = PRINTS_ONLY + REPEATED_ANSWER + turn.request
+            # Not held to an answer: a step the request's words do not name may be left
+            # (asked for the answer, the 1.5B said the change was staged; it was not).
+            content = PRINTS_ONLY + PRINTS_DONE + turn.request
         yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
         yield turn.append(ChatMessage("user", content))
         return False

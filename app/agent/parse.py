@@ -175,6 +175,8 @@ def repeated_answer(times: int, request: str) -> str:
 PRINTS_ONLY = (NOT_RUN + "this code only prints text written in it: it runs no tool and "
                "works nothing out, so it shows nothing new. ")
 PRINTS_AFTER_ERROR = "It does not fix the code before, which failed:"
+PRINTS_DONE = ("If the request is done, answer it now, starting with \"Final answer:\"; if "
+               "a step of it is left, write the code for that step. The request: ")
 # Answers a cell that only makes the first look's calls again (actions_code.py): the
 # 1.5B printed the look's listing once more, then described it as the answer. The
 # request follows.
