@@ -11,8 +11,11 @@ import pytest
 from test_code_after_error import run as run_turn
 
 from deskmate.app.agent import events as ev
-from deskmate.app.agent.actions_code import ANSWER_REPLY
+from deskmate.app.agent.actions_code import ANSWER_REPLY, CODE_REPLY, prints_only
 from deskmate.app.agent.parse import (
+    PRINTS_AFTER_ERROR,
+    PRINTS_DONE,
+    PRINTS_ONLY,
     REPEATED_ANSWER,
     FinalAnswer,
     is_feedback,
@@ -148,3 +151,43 @@ def test_a_questions_printed_cell_written_again_asks_for_the_answer_at_once():
         events = run_turn(model, task, max_steps=5)
         assert observations(events)[1].startswith("Not run: ")
         assert all(p.grammar != ANSWER_REPLY for p in model.params)
+
+
+def test_code_that_only_prints_text_written_in_it():
+    assert prints_only("print('Changes committed successfully with hash 93fe')")
+    assert prints_only("print(\"Error: nothing staged\")\n'done'")
+    assert prints_only("print(f'all done')")
+    assert not prints_only("print(f'{n} lines')")
+    assert not prints_only("print('a', total)")
+    assert not prints_only("x = 'a'\nprint(x)")
+    assert not prints_only("print(open('/w/a.txt').read())")
+    assert not prints_only("print('x', file=sys.stderr)")
+    assert not prints_only("")
+
+
+@pytest.mark.slow
+def test_a_cell_that_prints_its_own_text_is_not_run_and_the_answer_is_asked_for():
+    echo = "```python\nprint('42')\n```"
+    model = ScriptedModel([CELL, echo, "Final answer: 42"], grammar=True)
+    events = run(model, max_steps=5)
+    assert events[-1].status == "answered"
+    seen = observations(events)
+    assert seen[1] == PRINTS_ONLY + PRINTS_DONE + TASK and is_feedback(seen[1])
+    # Not held to the answer: a step the request's words do not name may be left.
+    assert [p.grammar for p in model.params] == [None, None, None]
+    # As the turn's first cell it runs (nothing ran before it to print again).
+    events = run(ScriptedModel([echo, "Final answer: 42"]), max_steps=5)
+    assert observations(events)[0] == "Output:\n42"
+
+
+@pytest.mark.slow
+def test_a_cell_that_prints_an_errors_text_gets_what_the_failed_cell_was_told():
+    fails = "```python\nprint(int('GET /home 120ms'))\n```"
+    echo = "```python\nprint(\"Error: invalid literal for int()\")\n```"
+    model = ScriptedModel([fails, echo, CELL, "Final answer: 42"], grammar=True)
+    events = run(model, max_steps=5)
+    seen = observations(events)
+    assert seen[1].startswith(PRINTS_ONLY + PRINTS_AFTER_ERROR + "\nThat code failed: "
+                              "ValueError: invalid literal for int()")
+    # The failed cell's next reply is code; the one after the echo is free.
+    assert [p.grammar for p in model.params] == [None, CODE_REPLY, None, None]

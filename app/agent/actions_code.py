@@ -22,6 +22,9 @@ from deskmate.app.agent.modes import Mode
 from deskmate.app.agent.parse import (
     LOOKED_AGAIN,
     OUTPUT_PREFIX,
+    PRINTS_AFTER_ERROR,
+    PRINTS_DONE,
+    PRINTS_ONLY,
     REPEATED,
     REPEATED_HEAD,
     CodeAction,
@@ -77,6 +80,7 @@ class CodeActions:
         self._seen: dict[str, str] = {}  # what each of this turn's cells showed the model
         self._printed: set[str] = set()  # this turn's cells that ran and printed something
         self._failed = False  # the last reply was a cell that ran and failed
+        self._last_output = ""  # what the last cell that ran showed the model
         self._looked: set[str] = set()  # the first look's calls this turn (as ast.dump)
         self._before_code = False  # a first look was shown and no reply acted on it yet
         self._answer_asked = False  # a repeat that would end the turn asked for the answer
@@ -93,6 +97,7 @@ class CodeActions:
         self._seen.clear()
         self._printed.clear()
         self._failed = False
+        self._last_output = ""
         self._looked.clear()
         self._before_code = False
         self._answer_asked = self._answering = False
@@ -118,6 +123,7 @@ class CodeActions:
         return CODE_REPLY if self._failed or self._before_code else None
 
     def act(self, step: int, reply: str, turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
+        failed_before = self._failed
         self._failed = self._before_code = False
         yield turn.append(ChatMessage("assistant", reply))
         parsed = parse_reply(reply, self.objects())
@@ -145,6 +151,8 @@ class CodeActions:
             # showed instead of with none (asked for what it "could not do", the 0.5B
             # answered that it could do nothing, with the answer printed above).
             return (yield from self._ask_for_answer(step, cell, turn))
+        if self._last_output and prints_only(parsed.code):
+            return (yield from self._prints_only(step, cell, turn, failed_before))
         if (cell in self._printed and not self._answer_asked and step < turn.max_steps
                 and only_asks(turn.request)):
             # A question's cell that ran and printed, written again: what it printed is
@@ -198,11 +206,30 @@ class CodeActions:
             content += "\n" + notes
         if result.status == "ok" and (unused := unused_note(parsed.code, self.takers)):
             content += "\n" + unused
-        self._seen[cell] = content
+        self._seen[cell] = self._last_output = content
         yield ev.Observation(step=step, content=content, status=result.status,
                              duration_s=result.duration_s)
         yield turn.append(ChatMessage("user", content))
         turn.check_cancelled()
+        return False
+
+    def _prints_only(self, step: int, cell: str, turn: Turn,
+                     failed_before: bool) -> Generator[ev.AgentEvent, None, bool]:
+        """A cell that only prints text written in it, after a cell that ran: not run.
+        After a failed cell, what that cell was told comes again; with a change the
+        request asks for still undone, its step is named; else the answer is asked for,
+        or the code of a step that is left."""
+        self._cells[cell] += 1
+        if failed_before:
+            content = PRINTS_ONLY + PRINTS_AFTER_ERROR + what_it_was_told(self._last_output)
+        elif missing := self.missing(turn.request):
+            content = PRINTS_ONLY + missing_step_check(missing.verb, missing.calls)
+        else:
+            # Not held to an answer: a step the request's words do not name may be left
+            # (asked for the answer, the 1.5B said the change was staged; it was not).
+            content = PRINTS_ONLY + PRINTS_DONE + turn.request
+        yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
+        yield turn.append(ChatMessage("user", content))
         return False
 
     def _ask_for_answer(self, step: int, cell: str,
@@ -247,6 +274,29 @@ def call_form(code: str) -> str | None:
     except SyntaxError:
         return None
     return ast.dump(tree.body) if isinstance(tree.body, ast.Call) else None
+
+
+def prints_only(code: str) -> bool:
+    """Whether every statement of ``code`` prints, or is, text written in it: a string
+    constant (an f-string without values counts), nothing else."""
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return False
+    def text(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Constant) and isinstance(node.value, str)) or (
+            isinstance(node, ast.JoinedStr) and all(map(text, node.values)))
+    for statement in body:
+        if not isinstance(statement, ast.Expr):
+            return False
+        value = statement.value
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and value.func.id == "print" and not value.keywords):
+            if not all(map(text, value.args)):
+                return False
+        elif not text(value):
+            return False
+    return bool(body)
 
 
 def only_calls(code: str, calls: Collection[str]) -> bool:

@@ -169,6 +169,14 @@ def repeated_answer(times: int, request: str) -> str:
     return f"{REPEATED_AGAIN}{TIMES.get(times, f'{times}th')} time. {REPEATED_ANSWER}{request}"
 
 
+# Answers a cell that only prints text written in it (actions_code.py): the 1.5B, its
+# commit made, printed the commit's output again as a cell (and again, to the end of
+# the turn, with no answer); after an error, it printed the error's text.
+PRINTS_ONLY = (NOT_RUN + "this code only prints text written in it: it runs no tool and "
+               "works nothing out, so it shows nothing new. ")
+PRINTS_AFTER_ERROR = "It does not fix the code before, which failed:"
+PRINTS_DONE = ("If the request is done, answer it now, starting with \"Final answer:\"; if "
+               "a step of it is left, write the code for that step. The request: ")
 # Answers a cell that only makes the first look's calls again (actions_code.py): the
 # 1.5B printed the look's listing once more, then described it as the answer. The
 # request follows.
@@ -191,7 +199,7 @@ def failed_output(content: str) -> bool:
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, SAME_CODE,
-                                 LOOKED_AGAIN, WORK_IT_OUT,
+                                 LOOKED_AGAIN, PRINTS_ONLY, WORK_IT_OUT,
                                 UNSEEN_NAMES, MISSING_STEP))
             or names_check(content)
             or any(check in content.split("\n", 1)[0] for check in (UNOPENED, UNREAD_FILES))
