@@ -470,6 +470,13 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
             "it ends with a newline): keep the lines that have text, "
             "[line for line in text.splitlines() if line.strip()]")
         assert "Hint" not in box.execute("[1, 2][5]").error
+        # ... or used like a dict, or like a web response.
+        got = box.execute("n = len(page.get('open', []))").error
+        assert "AttributeError" in got and got.endswith(
+            "data = json.loads(page[page.index('{'):])")
+        assert box.execute("'a\\nb'.items()").error.endswith(
+            "Hint: that value is a str, not a dict (a tool's result is often text): print() "
+            "it first; for its lines use .splitlines()")
         parsed = box.execute("import json\ndata = json.loads(page)").error
         assert "JSONDecodeError" in parsed and parsed.endswith(
             "data = json.loads(page[page.index('{'):])")

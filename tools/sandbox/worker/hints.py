@@ -62,12 +62,20 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
         return text_in_with(exc)
     if isinstance(exc, AttributeError) and FILE_METHODS.match(str(exc)):
         return text_as_file(exc)
+    if isinstance(exc, AttributeError) and DICT_METHODS.match(str(exc)):
+        # response.get('incidents') on the fetch server's text of a JSON API.
+        return json_text(exc) or (
+            "Hint: that value is a str, not a dict (a tool's result is often text): "
+            "print() it first; for its lines use .splitlines()\n")
     if isinstance(exc, TypeError) and "'dict'" in str(exc):
         return ("Hint: that value is a dict (a tool's result often is; its signature says "
                 "what it returns): print() it and use the field you need\n")
     return ""
 
 
+# A str used like a dict, or like a web response (requests' .json()).
+DICT_METHODS = re.compile(
+    r"'(?:str|Text)' object has no attribute '(?:get|keys|items|values|json)'")
 # A str read like an open file (a tool's text result): f.read(), f.readlines().
 FILE_METHODS = re.compile(r"'str' object has no attribute '(read|readlines|readline)'")
 
