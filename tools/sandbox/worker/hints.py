@@ -21,6 +21,9 @@ DATA_MODULES = frozenset({"json", "re", "math", "statistics", "csv", "datetime",
                           "string", "textwrap", "operator", "heapq", "bisect", "calendar",
                           "zoneinfo", "difflib", "hashlib", "base64", "uuid", "html",
                           "random", "pprint", "copy", "dataclasses", "enum", "typing"})
+# Python's modules for files: used without their import, the import is named (and the
+# tools that change the user's files, which they cannot).
+FILE_MODULES = frozenset({"os", "shutil", "pathlib", "glob"})
 FILE_TOOLS = ("list_directory", "read_text_file", "read_file", "search_files",
               "directory_tree")
 WRITE_TOOLS = ("move_file", "write_file", "create_directory", "edit_file")
@@ -349,6 +352,15 @@ def unknown_name(name: str, exc: BaseException, toolspace: Toolspace) -> str:
     if name in DATA_MODULES and f"{name}." in line:
         # Python's own module, used without its import (not a tool to search for).
         return f"Hint: {name} is Python's module: add `import {name}` at the top of the cell\n"
+    if name in FILE_MODULES and f"{name}." in line:
+        # os.makedirs / shutil.move without the import: told to search the tools for
+        # `os`, the 1.5B searched for the tool it already had and never made the folder.
+        tools = [tool_call(server, tool, toolspace) for tool in WRITE_TOOLS
+                 for server in toolspace.tool_servers.get(tool, [])][:3]
+        changes = (f"; the user's files change through the tools: {'; '.join(tools)}"
+                   if tools else "")
+        return (f"Hint: {name} is Python's module: add `import {name}` at the top of the "
+                f"cell{changes}\n")
     if not toolspace.server_names or not (f"{name}(" in line or f"{name}." in line):
         return ""
     close = difflib.get_close_matches(name.lower(), list(toolspace.tool_servers), n=2,
