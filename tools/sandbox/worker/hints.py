@@ -4,6 +4,7 @@ that only the tools reach, a pattern that matched nothing in a tool's text."""
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -44,6 +45,10 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
         return misspelled_server(name, toolspace) or unknown_name(name, exc, toolspace)
     if isinstance(exc, ModuleNotFoundError) and name:
         return missing_module(name.partition(".")[0], toolspace)
+    if isinstance(exc, OSError) and exc.errno == errno.EROFS and exc.filename:
+        # os.makedirs of a user's folder whose parent is missing here too: the first
+        # mkdir lands on the sandbox's read-only view, not on the path checks.
+        return f"Hint: {unseen_path(str(exc.filename), toolspace, write=True)}\n"
     # Code written against the shape a result was guessed to have (entity['city'],
     # read_text_file(...) + ...): the fix is to look at the shape first.
     if isinstance(exc, KeyError) and exc.args:
