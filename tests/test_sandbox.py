@@ -388,6 +388,30 @@ def test_relative_paths_to_the_requests_files_lead_to_them():
         assert disk["/home/u/repo/LINES.txt"] == "3"
 
 
+def test_a_folder_made_on_the_sandboxs_read_only_view_names_the_tools():
+    import errno
+
+    from deskmate.tools.sandbox.worker import hints
+    from deskmate.tools.sandbox.worker.state import Toolspace
+
+    # os.makedirs('/r/logs') with /r missing here too: its first mkdir is of /r, on the
+    # jail's read-only view, where the path checks do not look (a parent exists).
+    space = Toolspace.of({"filesystem": ["create_directory", "move_file"]},
+                         {"filesystem.create_directory": "create_directory(path: str)"})
+    exc = OSError(errno.EROFS, "Read-only file system", "/r")
+    assert hints.hint(exc, space) == (
+        "Hint: /r is not in this sandbox: code here cannot see the user's files. Reach "
+        "them through the tools: filesystem.move_file(...); "
+        "filesystem.create_directory(path: str)\n")
+    assert hints.hint(OSError(errno.EACCES, "Permission denied", "/r"), space) == ""
+    if detect_isolation().level in ("bwrap", "unshare"):  # the jails' views are read-only
+        with Sandbox(lambda kind, payload: None, namespace={
+                "servers": {"filesystem": ["create_directory"]}}) as box:
+            made = box.execute("import os\nos.makedirs('/tmp/none-here/logs')").error
+            assert "Read-only file system" in made and made.rstrip().endswith(
+                "Reach them through the tools: filesystem.create_directory(...)")
+
+
 def test_missing_modules_point_to_the_standard_library_and_the_tools():
     namespace = {"servers": {"fetch": ["fetch"]}}
     with Sandbox(lambda kind, payload: None, namespace=namespace) as box:
@@ -470,6 +494,13 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
             "it ends with a newline): keep the lines that have text, "
             "[line for line in text.splitlines() if line.strip()]")
         assert "Hint" not in box.execute("[1, 2][5]").error
+        # ... or used like a dict, or like a web response.
+        got = box.execute("n = len(page.get('open', []))").error
+        assert "AttributeError" in got and got.endswith(
+            "data = json.loads(page[page.index('{'):])")
+        assert box.execute("'a\\nb'.items()").error.endswith(
+            "Hint: that value is a str, not a dict (a tool's result is often text): print() "
+            "it first; for its lines use .splitlines()")
         parsed = box.execute("import json\ndata = json.loads(page)").error
         assert "JSONDecodeError" in parsed and parsed.endswith(
             "data = json.loads(page[page.index('{'):])")

@@ -301,8 +301,11 @@ def test_a_missing_import_of_pythons_module_for_values_is_named(hub):
     assert "Hint: itertools is Python's module: add `import itertools` at the top of the " \
            "cell" in missing
     assert "Hint: json is Python's module: add `import json`" in loads
-    # Files go through the tools: no import is suggested for os.
-    assert "import os" not in files and "The tools are methods of the servers" in files
+    # os without its import: the import (its plain file calls on the user's paths go
+    # through the file tools), and the tools that change those files, which it cannot.
+    assert "Hint: os is Python's module: add `import os` at the top of the cell; the " \
+           "user's files change through the tools: filesystem.move_file(" in files
+    assert "The tools are methods of the servers" not in files
 
 
 def test_the_module_hint_never_imports_a_module_to_look_into_it():

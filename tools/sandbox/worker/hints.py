@@ -4,6 +4,7 @@ that only the tools reach, a pattern that matched nothing in a tool's text."""
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +22,9 @@ DATA_MODULES = frozenset({"json", "re", "math", "statistics", "csv", "datetime",
                           "string", "textwrap", "operator", "heapq", "bisect", "calendar",
                           "zoneinfo", "difflib", "hashlib", "base64", "uuid", "html",
                           "random", "pprint", "copy", "dataclasses", "enum", "typing"})
+# Python's modules for files: used without their import, the import is named (and the
+# tools that change the user's files, which they cannot).
+FILE_MODULES = frozenset({"os", "shutil", "pathlib", "glob"})
 FILE_TOOLS = ("list_directory", "read_text_file", "read_file", "search_files",
               "directory_tree")
 WRITE_TOOLS = ("move_file", "write_file", "create_directory", "edit_file")
@@ -41,6 +45,10 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
         return misspelled_server(name, toolspace) or unknown_name(name, exc, toolspace)
     if isinstance(exc, ModuleNotFoundError) and name:
         return missing_module(name.partition(".")[0], toolspace)
+    if isinstance(exc, OSError) and exc.errno == errno.EROFS and exc.filename:
+        # os.makedirs of a user's folder whose parent is missing here too: the first
+        # mkdir lands on the sandbox's read-only view, not on the path checks.
+        return f"Hint: {unseen_path(str(exc.filename), toolspace, write=True)}\n"
     # Code written against the shape a result was guessed to have (entity['city'],
     # read_text_file(...) + ...): the fix is to look at the shape first.
     if isinstance(exc, KeyError) and exc.args:
@@ -62,12 +70,20 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
         return text_in_with(exc)
     if isinstance(exc, AttributeError) and FILE_METHODS.match(str(exc)):
         return text_as_file(exc)
+    if isinstance(exc, AttributeError) and DICT_METHODS.match(str(exc)):
+        # response.get('incidents') on the fetch server's text of a JSON API.
+        return json_text(exc) or (
+            "Hint: that value is a str, not a dict (a tool's result is often text): "
+            "print() it first; for its lines use .splitlines()\n")
     if isinstance(exc, TypeError) and "'dict'" in str(exc):
         return ("Hint: that value is a dict (a tool's result often is; its signature says "
                 "what it returns): print() it and use the field you need\n")
     return ""
 
 
+# A str used like a dict, or like a web response (requests' .json()).
+DICT_METHODS = re.compile(
+    r"'(?:str|Text)' object has no attribute '(?:get|keys|items|values|json)'")
 # A str read like an open file (a tool's text result): f.read(), f.readlines().
 FILE_METHODS = re.compile(r"'str' object has no attribute '(read|readlines|readline)'")
 
@@ -341,6 +357,15 @@ def unknown_name(name: str, exc: BaseException, toolspace: Toolspace) -> str:
     if name in DATA_MODULES and f"{name}." in line:
         # Python's own module, used without its import (not a tool to search for).
         return f"Hint: {name} is Python's module: add `import {name}` at the top of the cell\n"
+    if name in FILE_MODULES and f"{name}." in line:
+        # os.makedirs / shutil.move without the import: told to search the tools for
+        # `os`, the 1.5B searched for the tool it already had and never made the folder.
+        tools = [tool_call(server, tool, toolspace) for tool in WRITE_TOOLS
+                 for server in toolspace.tool_servers.get(tool, [])][:3]
+        changes = (f"; the user's files change through the tools: {'; '.join(tools)}"
+                   if tools else "")
+        return (f"Hint: {name} is Python's module: add `import {name}` at the top of the "
+                f"cell{changes}\n")
     if not toolspace.server_names or not (f"{name}(" in line or f"{name}." in line):
         return ""
     close = difflib.get_close_matches(name.lower(), list(toolspace.tool_servers), n=2,
