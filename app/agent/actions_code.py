@@ -36,6 +36,7 @@ from deskmate.app.agent.parse import (
     repeated_answer,
 )
 from deskmate.app.agent.request import only_asks, request_files
+from deskmate.app.agent.self_replace import same_replace_note
 from deskmate.app.agent.text_fields import text_fields
 from deskmate.app.agent.unprinted import Returned, came_to_nothing, unprinted
 from deskmate.app.agent.unused import unused_note
@@ -206,6 +207,8 @@ class CodeActions:
             content += "\n" + notes
         if result.status == "ok" and (unused := unused_note(parsed.code, self.takers)):
             content += "\n" + unused
+        if same := same_replace_note(parsed.code, self.returned()):
+            content += "\n" + same
         self._seen[cell] = self._last_output = content
         yield ev.Observation(step=step, content=content, status=result.status,
                              duration_s=result.duration_s)
