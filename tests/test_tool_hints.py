@@ -158,6 +158,10 @@ def test_a_text_replaced_by_itself_gets_the_close_words_as_the_replace_to_write(
                     "'Recieve', close to 'receive': write content.replace('recieve', "
                     "'receive').replace('Recieve', 'Receive')")
     fix = note.rpartition("write ")[2]
+    # A later cell of the turn that replaces in the text read before gets the words too.
+    later = observations(hub, f"content = filesystem.read_text_file(path='{workdir}/post.py')",
+                         "fixed = content.replace('receive', 'receive')")[1]
+    assert later.endswith(note)
     observations(hub, f"content = filesystem.read_text_file(path='{workdir}/post.py')\n"
                       f"filesystem.write_file(path='{workdir}/post.py', content={fix})")
     assert (workdir / "post.py").read_text() == ('def receive(box):\n'

@@ -5,8 +5,8 @@ Asked to fix a file's misspelling of "receive", the 1.5B wrote
 texts — three times over: each write gave the file its own text, and the commit found
 nothing to stage. The notes after it said nothing changed and to check the text
 replaced is in the file as written; it never looked. The note for such a cell names the
-replace that cannot change anything and the words of the texts its tools returned that
-are close to that word (the misspellings), as the replace to write.
+replace that cannot change anything and the words of the texts the turn's tools returned
+that are close to that word (the misspellings), as the replace to write.
 """
 
 from __future__ import annotations
@@ -16,17 +16,14 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 
-from deskmate.app.agent.unprinted import Returned
-
 CLOSE = 0.8  # difflib's ratio of a misspelling to the word ("recieve": 0.857)
 MAX_WORDS = 4
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
 
-def same_replace_note(code: str, returned: Sequence[Returned]) -> str:
-    """The note on each ``x.replace(a, a)`` in ``code``, with the close words of the text
-    results in ``returned``; "" when there is none."""
-    texts = [item.value for item in returned if isinstance(item.value, str)]
+def same_replace_note(code: str, texts: Sequence[str]) -> str:
+    """The note on each ``x.replace(a, a)`` in ``code``, with the close words of
+    ``texts`` (what the turn's tools returned); "" when there is none."""
     notes = []
     for target, old in same_replaces(code):
         note = (f"Note: {target}.replace({old!r}, {old!r}) replaces {old!r} with itself: "
