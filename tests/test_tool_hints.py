@@ -11,6 +11,7 @@ import pytest
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.factory import build_agent
 from deskmate.app.agent.scripted import ScriptedModel
+from deskmate.app.agent.self_replace import close_words, same_replaces
 from deskmate.tools.hub import Hub, ServerConfig
 from deskmate.tools.policy import Policy
 
@@ -142,6 +143,33 @@ def test_an_edit_whose_text_is_not_in_the_file_gets_the_closest_lines(hub):
     observations(hub, meant)
     assert (workdir / "mail.py").read_text() == ('def receive(box):\n'
                                                  '    """Receive all. receive!"""\n')
+
+
+def test_a_text_replaced_by_itself_gets_the_close_words_as_the_replace_to_write(hub):
+    workdir = hub[1]
+    (workdir / "post.py").write_text('def recieve(box):\n    """Recieve all. Received."""\n')
+    cell = (f"content = filesystem.read_text_file(path='{workdir}/post.py')\n"
+            "fixed = content.replace('receive', 'receive')\n"
+            f"filesystem.write_file(path='{workdir}/post.py', content=fixed)")
+    seen = observations(hub, cell)[0]
+    note = next(line for line in seen.splitlines() if ".replace('receive', 'receive')" in line)
+    assert note == ("Note: content.replace('receive', 'receive') replaces 'receive' with "
+                    "itself: it gives the text back as it was. The text has 'recieve', "
+                    "'Recieve', close to 'receive': write content.replace('recieve', "
+                    "'receive').replace('Recieve', 'Receive')")
+    fix = note.rpartition("write ")[2]
+    # A later cell of the turn that replaces in the text read before gets the words too.
+    later = observations(hub, f"content = filesystem.read_text_file(path='{workdir}/post.py')",
+                         "fixed = content.replace('receive', 'receive')")[1]
+    assert later.endswith(note)
+    observations(hub, f"content = filesystem.read_text_file(path='{workdir}/post.py')\n"
+                      f"filesystem.write_file(path='{workdir}/post.py', content={fix})")
+    assert (workdir / "post.py").read_text() == ('def receive(box):\n'
+                                                 '    """Receive all. Received."""\n')
+    # A replace that changes something, or one of a text the code built: no note.
+    assert "with itself" not in observations(hub, "'ab'.replace('a', 'b')")[0]
+    assert same_replaces("t.replace(a, a)\nt.replace('x', 'y')") == []
+    assert close_words("receive", ["received receives receipt"]) == []
 
 
 def test_an_import_of_a_servers_name_is_taken_out(hub):

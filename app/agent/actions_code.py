@@ -36,6 +36,7 @@ from deskmate.app.agent.parse import (
     repeated_answer,
 )
 from deskmate.app.agent.request import only_asks, request_files
+from deskmate.app.agent.self_replace import same_replace_note
 from deskmate.app.agent.text_fields import text_fields
 from deskmate.app.agent.unprinted import Returned, came_to_nothing, unprinted
 from deskmate.app.agent.unused import unused_note
@@ -80,6 +81,7 @@ class CodeActions:
         self._seen: dict[str, str] = {}  # what each of this turn's cells showed the model
         self._printed: set[str] = set()  # this turn's cells that ran and printed something
         self._failed = False  # the last reply was a cell that ran and failed
+        self._texts: list[str] = []  # the text results of this turn's cells' tool calls
         self._last_output = ""  # what the last cell that ran showed the model
         self._looked: set[str] = set()  # the first look's calls this turn (as ast.dump)
         self._before_code = False  # a first look was shown and no reply acted on it yet
@@ -97,6 +99,7 @@ class CodeActions:
         self._seen.clear()
         self._printed.clear()
         self._failed = False
+        self._texts.clear()
         self._last_output = ""
         self._looked.clear()
         self._before_code = False
@@ -206,6 +209,9 @@ class CodeActions:
             content += "\n" + notes
         if result.status == "ok" and (unused := unused_note(parsed.code, self.takers)):
             content += "\n" + unused
+        self._texts += [item.value for item in self.returned() if isinstance(item.value, str)]
+        if same := same_replace_note(parsed.code, self._texts):
+            content += "\n" + same
         self._seen[cell] = self._last_output = content
         yield ev.Observation(step=step, content=content, status=result.status,
                              duration_s=result.duration_s)
