@@ -2,7 +2,8 @@
 
 The bridge (bridge.py) raises a failed call's error as the server wrote it; small models
 repeat the call unless the error shows the fix. The hints come after it, in one order:
-the file server's path errors or else the tool's documentation (once a turn), the folder
+the file server's path errors or else the tool's documentation (once a turn), a web
+address taken for a path, the folder
 above a missing path, an edit's text not in the file, git's unstaged file or the name it
 likely meant, a one-character text, the value likely meant or its format, a wildcard for
 one path, the request's leading '/', a move into a folder, and another tool the error
@@ -33,6 +34,7 @@ from deskmate.app.agent.tool_errors import (
     path_hint,
     pathspec_folder,
     similar_name,
+    web_address_hint,
     wildcard_hint,
     write_first,
 )
@@ -59,6 +61,7 @@ class FailureHints:
         tools = self._tools()
         return ((path_hint(tools, server, error, spec.name)
                  or self._docs(turn, server, sig))
+                + web_address_hint(tools, error, arguments, said)
                 + self._folder_shown(server, error, spec.name)
                 + self._lines_shown(server, sig, error, arguments)
                 + write_first(tools, error, self._meant(error, arguments),
