@@ -158,6 +158,7 @@ def test_a_path_named_after_the_requests_web_address_gets_the_fetch_call(tmp_pat
     assert ("Hint: products is part of the web address http://127.0.0.1:9/products.html in "
             "the request: a web page is not a file here; read it with "
             "notes.fetch_page(url='http://127.0.0.1:9/products.html')") in seen[0]
+    assert "see what its folder holds" not in seen[0]  # (the path hint's listing)
     # A missing path the request's addresses do not name: no such hint.
     assert "web address" not in seen[1]
 

@@ -59,9 +59,10 @@ class FailureHints:
         """What follows the error ``server``'s ``spec`` returned for ``arguments``; ""
         when nothing applies. ``said``: the text of the user's messages so far."""
         tools = self._tools()
-        return ((path_hint(tools, server, error, spec.name)
+        # A path taken from a web address: the page's fetch, not the folder's listing.
+        return ((web_address_hint(tools, error, arguments, said)
+                 or path_hint(tools, server, error, spec.name)
                  or self._docs(turn, server, sig))
-                + web_address_hint(tools, error, arguments, said)
                 + self._folder_shown(server, error, spec.name)
                 + self._lines_shown(server, sig, error, arguments)
                 + write_first(tools, error, self._meant(error, arguments),
