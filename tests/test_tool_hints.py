@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from conftest import toy_server
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.factory import build_agent
@@ -170,6 +171,24 @@ def test_a_text_replaced_by_itself_gets_the_close_words_as_the_replace_to_write(
     assert "with itself" not in observations(hub, "'ab'.replace('a', 'b')")[0]
     assert same_replaces("t.replace(a, a)\nt.replace('x', 'y')") == []
     assert close_words("receive", ["received receives receipt"]) == []
+
+
+def test_a_path_named_after_the_requests_web_address_gets_the_fetch_call(tmp_path, mcp_bin):
+    npm = mcp_bin / "npm" / "node_modules" / ".bin"
+    servers = [ServerConfig("filesystem", command=str(npm / "mcp-server-filesystem"),
+                            args=(str(tmp_path),)), toy_server("notes", "annotated.py")]
+    task = f"Look up the shoes on http://127.0.0.1:9/products.html and write {tmp_path}/c.txt."
+    with Hub(servers, tmp_path) as hub:
+        assert all(s.status == "ready" for s in hub.start())
+        seen = observations((hub, tmp_path), f"filesystem.list_directory(path='{tmp_path}/"
+                            "products')", f"filesystem.list_directory(path='{tmp_path}/shoes')",
+                            task=task)
+    assert ("Hint: products is part of the web address http://127.0.0.1:9/products.html in "
+            "the request: a web page is not a file here; read it with "
+            "notes.fetch_page(url='http://127.0.0.1:9/products.html')") in seen[0]
+    assert "see what its folder holds" not in seen[0]  # (the path hint's listing)
+    # A missing path the request's addresses do not name: no such hint.
+    assert "web address" not in seen[1]
 
 
 def test_an_import_of_a_servers_name_is_taken_out(hub):

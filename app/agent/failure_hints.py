@@ -2,7 +2,8 @@
 
 The bridge (bridge.py) raises a failed call's error as the server wrote it; small models
 repeat the call unless the error shows the fix. The hints come after it, in one order:
-the file server's path errors or else the tool's documentation (once a turn), the folder
+the file server's path errors or else the tool's documentation (once a turn), a web
+address taken for a path, the folder
 above a missing path, an edit's text not in the file, git's unstaged file or the name it
 likely meant, a one-character text, the value likely meant or its format, a wildcard for
 one path, the request's leading '/', a move into a folder, and another tool the error
@@ -33,6 +34,7 @@ from deskmate.app.agent.tool_errors import (
     path_hint,
     pathspec_folder,
     similar_name,
+    web_address_hint,
     wildcard_hint,
     write_first,
 )
@@ -57,7 +59,9 @@ class FailureHints:
         """What follows the error ``server``'s ``spec`` returned for ``arguments``; ""
         when nothing applies. ``said``: the text of the user's messages so far."""
         tools = self._tools()
-        return ((path_hint(tools, server, error, spec.name)
+        # A path taken from a web address: the page's fetch, not the folder's listing.
+        return ((web_address_hint(tools, error, arguments, said)
+                 or path_hint(tools, server, error, spec.name)
                  or self._docs(turn, server, sig))
                 + self._folder_shown(server, error, spec.name)
                 + self._lines_shown(server, sig, error, arguments)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from deskmate.app.agent.request import name_words, singular
+from deskmate.app.agent.request import name_words, singular, web_addresses
 from deskmate.tools.signatures import Signature, py_identifier
 from deskmate.tools.spec import ToolSpec
 
@@ -65,6 +65,31 @@ def path_hint(tools: Tools, server: str, error: str, tool: str = "") -> str:
                 if (server, name) in tools:
                     call = tools[(server, name)][1].call_text()
                     return f"\nHint: {advice} {py_identifier(server)}.{call}"
+    return ""
+
+
+def web_address_hint(tools: Tools, error: str, arguments: Mapping[str, Any],
+                     said: str) -> str:
+    """For a path that is not there, named after a web address of the conversation
+    (``path='products'`` for http://h/products.html): a page is not a file. Told that
+    nothing is at the path, the 1.5B listed the missing folder until the turn ended;
+    the page was the fetch tool's to read, which the head start had shown."""
+    if not MISSING_PATH.search(error):
+        return ""
+    fetchers = [(server, sig) for (server, _), (_, sig) in tools.items()
+                if any(p.original in ("url", "uri") for p in sig.params)]
+    for _, value in path_arguments(arguments):
+        name = posixpath.basename(value.rstrip("/"))
+        stem = name.rsplit(".", 1)[0]
+        address = next((a for a in web_addresses(said) if stem and re.search(
+            rf"/{re.escape(stem)}(?:\.[\w]+)?(?:[/?#]|$)", a)), None)
+        if address is None or not fetchers:
+            continue
+        server, sig = fetchers[0]
+        key = next(p.original for p in sig.params if p.original in ("url", "uri"))
+        return (f"\nHint: {name} is part of the web address {address} in the request: a "
+                f"web page is not a file here; read it with "
+                f"{py_identifier(server)}.{sig.name}({key}={address!r})")
     return ""
 
 
