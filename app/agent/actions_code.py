@@ -226,8 +226,8 @@ class CodeActions:
         request asks for still undone, its step is named; else the answer is asked for,
         or the code of a step that is left."""
         self._cells[cell] += 1
-        if failed_before:
-            content = PRINTS_ONLY + PRINTS_AFTER_ERROR + what_it_was_told(self._last_output)
+        if failed_before and (told := what_it_was_told(self._last_output)):
+            content = PRINTS_ONLY + PRINTS_AFTER_ERROR + told
         elif missing := self.missing(turn.request):
             content = PRINTS_ONLY + missing_step_check(missing.verb, missing.calls)
         else:
