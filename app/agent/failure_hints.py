@@ -7,10 +7,10 @@ address taken for a path, the folder
 above a missing path, an edit's text not in the file, git's unstaged file or the name it
 likely meant, a one-character text, the value likely meant or its format, a wildcard for
 one path, the request's leading '/', a move into a folder, and another tool the error
-names to call first. Most are read from the error in tool_errors.py and value_hints.py;
-some need a call of their own (a folder's listing, a file's text), made quietly through
-the bridge: a hint's own call makes no hints of its own, and ``calling`` tells the bridge
-which call that is.
+names to call first. Most are read from the error in path_errors.py, tool_errors.py and
+value_hints.py; some need a call of their own (a folder's listing, a file's text), made
+quietly through the bridge: a hint's own call makes no hints of its own, and
+``calling`` tells the bridge which call that is.
 """
 
 from __future__ import annotations
@@ -18,6 +18,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from deskmate.app.agent.path_errors import (
+    folder_note,
+    missing_folder,
+    path_hint,
+    pathspec_folder,
+    similar_name,
+    web_address_hint,
+    write_first,
+)
 from deskmate.app.agent.tool_errors import (
     READ_FILE_TOOLS,
     WRITE_FILE_TOOLS,
@@ -27,16 +36,9 @@ from deskmate.app.agent.tool_errors import (
     create_first,
     edit_target,
     fixed_edits,
-    folder_note,
-    missing_folder,
     move_into_hint,
     named_first,
-    path_hint,
-    pathspec_folder,
-    similar_name,
-    web_address_hint,
     wildcard_hint,
-    write_first,
 )
 from deskmate.app.agent.turn_record import TurnRecord
 from deskmate.app.agent.value_hints import call_with, format_hint, leading_slash, value_hint
