@@ -25,6 +25,7 @@ from deskmate.app.agent.tool_errors import (
 )
 from deskmate.tools.signatures import py_identifier
 
+# File servers' path errors (Node's and Python's names for them), with what to call next.
 PATH_ERRORS = (
     (re.compile(r"ENOTDIR|not a directory", re.I), ("read_text_file", "read_file"),
      "that path is a file, not a folder; read it with"),

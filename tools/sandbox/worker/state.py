@@ -48,9 +48,9 @@ class WorkerState:
         self.toolspace = toolspace
         self.pid = pid  # the worker's own; a process that a cell forked has another
         self.in_cell = False
-        # The running cell's request: the one folder of the user's it names (None: none,
-        # or several), and its files by the names it gives them ("LINES.txt" -> the
-        # user's path). A relative path the sandbox does not have is taken from these.
+        # The running cell's request: the folder of the user's that holds every path it
+        # names (None: none such), and its files by the names it gives them ("LINES.txt"
+        # -> the user's path). A relative path the sandbox lacks is taken from these.
         self.folder: str | None = None
         self.named: dict[str, str] = {}
         self.noted: set[str] = set()  # the relative paths the running cell was told of
