@@ -16,6 +16,8 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 
+from deskmate.app.agent.tool_errors import same_case
+
 CLOSE = 0.8  # difflib's ratio of a misspelling to the word ("recieve": 0.857)
 MAX_WORDS = 4
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
@@ -29,7 +31,7 @@ def same_replace_note(code: str, texts: Sequence[str]) -> str:
         note = (f"Note: {target}.replace({old!r}, {old!r}) replaces {old!r} with itself: "
                 "it gives the text back as it was.")
         if close := close_words(old, texts):
-            fix = "".join(f".replace({word!r}, {cased(old, word)!r})" for word in close)
+            fix = "".join(f".replace({word!r}, {same_case(word, old)!r})" for word in close)
             found = ", ".join(map(repr, close))
             note += f" The text has {found}, close to {old!r}: write {target}{fix}"
         notes.append(note)
@@ -71,12 +73,3 @@ def close_words(word: str, texts: Iterable[str]) -> list[str]:
             if difflib.SequenceMatcher(None, lower, wanted).ratio() >= CLOSE:
                 close.append(found)
     return close[:MAX_WORDS]
-
-
-def cased(word: str, like: str) -> str:
-    """``word`` in the case of ``like`` (Recieve -> Receive, RECIEVE -> RECEIVE)."""
-    if like.isupper() and len(like) > 1:
-        return word.upper()
-    if like[:1].isupper():
-        return word[:1].upper() + word[1:]
-    return word

@@ -350,14 +350,15 @@ def fixed_edits(arguments: Mapping[str, Any], text: Any) -> dict[str, Any] | Non
             if not close:
                 return None
             for word in close:
-                edits += [{**item, old_key: word, new_key: _same_case(word, new)}
+                edits += [{**item, old_key: word, new_key: same_case(word, new)}
                           ] * min(content.count(word), MAX_OCCURRENCES)
             changed = True
         fixed[key] = edits
     return fixed if changed else None
 
 
-def _same_case(word: str, text: str) -> str:
+def same_case(word: str, text: str) -> str:
+    """``text`` in the case of ``word`` (Recieve, receive -> Receive; RECIEVE -> RECEIVE)."""
     if word.isupper() and len(word) > 1:
         return text.upper()
     if word[:1].isupper():
