@@ -499,8 +499,8 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         assert "AttributeError" in got and got.endswith(
             "data = json.loads(page[page.index('{'):])")
         assert box.execute("'a\\nb'.items()").error.endswith(
-            "Hint: that value is a str, not a dict (a tool's result is often text): print() "
-            "it first; for its lines use .splitlines()")
+            "Hint: that value is a str, not a dict or a list (a tool's result is often "
+            "text): print() it first; for its lines use .splitlines()")
         parsed = box.execute("import json\ndata = json.loads(page)").error
         assert "JSONDecodeError" in parsed and parsed.endswith(
             "data = json.loads(page[page.index('{'):])")

@@ -55,9 +55,7 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
         return dict_keys(exc) or (f"Hint: there is no key {exc.args[0]!r} there; print() "
                                   "the value to see the keys it has\n")
     if isinstance(exc, TypeError) and str(exc).startswith("string indices must be"):
-        return json_text(exc) or (
-            "Hint: that value is a str, not a dict or a list (a tool's result is often "
-            "text): print() it first; for its lines use .splitlines()\n")
+        return json_text(exc) or TEXT_NOT_RECORD
     if isinstance(exc, ValueError) and str(exc).startswith("too many values to unpack"):
         return unpack_split(exc)
     if isinstance(exc, IndexError) and "out of range" in str(exc):
@@ -72,15 +70,16 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
         return text_as_file(exc)
     if isinstance(exc, AttributeError) and DICT_METHODS.match(str(exc)):
         # response.get('incidents') on the fetch server's text of a JSON API.
-        return json_text(exc) or (
-            "Hint: that value is a str, not a dict (a tool's result is often text): "
-            "print() it first; for its lines use .splitlines()\n")
+        return json_text(exc) or TEXT_NOT_RECORD
     if isinstance(exc, TypeError) and "'dict'" in str(exc):
         return ("Hint: that value is a dict (a tool's result often is; its signature says "
                 "what it returns): print() it and use the field you need\n")
     return ""
 
 
+# A tool's text indexed or used like a dict, holding no JSON to parse.
+TEXT_NOT_RECORD = ("Hint: that value is a str, not a dict or a list (a tool's result is often "
+                   "text): print() it first; for its lines use .splitlines()\n")
 # A str used like a dict, or like a web response (requests' .json()).
 DICT_METHODS = re.compile(
     r"'(?:str|Text)' object has no attribute '(?:get|keys|items|values|json)'")
@@ -360,8 +359,7 @@ def unknown_name(name: str, exc: BaseException, toolspace: Toolspace) -> str:
     if name in FILE_MODULES and f"{name}." in line:
         # os.makedirs / shutil.move without the import: told to search the tools for
         # `os`, the 1.5B searched for the tool it already had and never made the folder.
-        tools = [tool_call(server, tool, toolspace) for tool in WRITE_TOOLS
-                 for server in toolspace.tool_servers.get(tool, [])][:3]
+        tools = file_calls(WRITE_TOOLS, toolspace)
         changes = (f"; the user's files change through the tools: {'; '.join(tools)}"
                    if tools else "")
         return (f"Hint: {name} is Python's module: add `import {name}` at the top of the "
@@ -389,12 +387,16 @@ def missing_module(module: str, toolspace: Toolspace) -> str:
     return hint + "\n"
 
 
+def file_calls(names: tuple[str, ...], toolspace: Toolspace) -> list[str]:
+    """The first three of the connected file tools ``names``, as calls to write."""
+    return [tool_call(server, tool, toolspace) for tool in names
+            for server in toolspace.tool_servers.get(tool, [])][:3]
+
+
 def unseen_path(path: str, toolspace: Toolspace, write: bool = False) -> str:
     """The message of the error a cell gets for a path of the user's it cannot reach;
     ``write``: the cell meant to change it (rename, delete, make a folder)."""
-    names = WRITE_TOOLS if write else FILE_TOOLS
-    tools = [tool_call(server, tool, toolspace) for tool in names
-             for server in toolspace.tool_servers.get(tool, [])][:3]
+    tools = file_calls(WRITE_TOOLS if write else FILE_TOOLS, toolspace)
     fallback = 'search_tools("move or write a file")' if write else 'search_tools("read a file")'
     how = "; ".join(tools) if tools else fallback
     return (f"{path} is not in this sandbox: code here cannot see the user's files. "
