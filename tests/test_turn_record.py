@@ -52,7 +52,7 @@ def test_results_are_kept_for_the_step_and_their_text_for_the_turn():
     turn.result("fetch.fetch", "Team: Owen Price", "Team: Owen Price", "")
     turn.result("memory.search_nodes", {"entities": []}, '{"entities": []}', "Note: empty")
     assert [r.call for r in turn.returned] == ["fetch.fetch", "memory.search_nodes"]
-    assert turn.sources == ["fetch.fetch"] and turn.results == ["team: owen price"]
+    assert turn.sources == ["fetch.fetch"] and turn.results == ["Team: Owen Price"]  # as written
     turn.new_step()
     assert turn.returned == [] and turn.sources == ["fetch.fetch"]
 

@@ -67,13 +67,15 @@ class CodeActions:
                  returned: Callable[[], Sequence[Returned]] = tuple,
                  takers: Callable[[str], Sequence[str]] = lambda name: (),
                  missing: Callable[[str], MissingStep | None] = lambda request: None,
-                 changes: Callable[[], int] = lambda: 0) -> None:
+                 changes: Callable[[], int] = lambda: 0,
+                 texts: Callable[[], Sequence[str]] = tuple) -> None:
         self.sandbox = sandbox
         self.objects = objects  # the servers' names in the sandbox, now (they can change)
         self.returned = returned  # what the running cell's tool calls returned
         self.takers = takers  # the tools not called that take a value of a name (unused.py)
         self.missing = missing  # a change the request asks for that no tool did this turn
         self.changes = changes  # the changes tools made this turn (TurnRecord.changes)
+        self.texts = texts  # the texts the turn's tool calls returned (TurnRecord.results)
         # The changes made by the end of each cell's last run: a cell written again after
         # a later change (a file written since it was read) would not do the same again.
         self._changes_at: dict[str, int] = {}
@@ -81,7 +83,6 @@ class CodeActions:
         self._seen: dict[str, str] = {}  # what each of this turn's cells showed the model
         self._printed: set[str] = set()  # this turn's cells that ran and printed something
         self._failed = False  # the last reply was a cell that ran and failed
-        self._texts: list[str] = []  # the text results of this turn's cells' tool calls
         self._last_output = ""  # what the last cell that ran showed the model
         self._looked: set[str] = set()  # the first look's calls this turn (as ast.dump)
         self._before_code = False  # a first look was shown and no reply acted on it yet
@@ -99,7 +100,6 @@ class CodeActions:
         self._seen.clear()
         self._printed.clear()
         self._failed = False
-        self._texts.clear()
         self._last_output = ""
         self._looked.clear()
         self._before_code = False
@@ -209,8 +209,7 @@ class CodeActions:
             content += "\n" + notes
         if result.status == "ok" and (unused := unused_note(parsed.code, self.takers)):
             content += "\n" + unused
-        self._texts += [item.value for item in self.returned() if isinstance(item.value, str)]
-        if same := same_replace_note(parsed.code, self._texts):
+        if same := same_replace_note(parsed.code, self.texts()):
             content += "\n" + same
         self._seen[cell] = self._last_output = content
         yield ev.Observation(step=step, content=content, status=result.status,

@@ -114,7 +114,8 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
                               returned=lambda: bridge.turn.returned, takers=bridge.takers,
                               missing=lambda request: missing_step(
                                   request, bridge.tools(), bridge.turn.called),
-                              changes=lambda: bridge.turn.changes)
+                              changes=lambda: bridge.turn.changes,
+                              texts=lambda: bridge.turn.results)
     elif mode == "eager":
         prompt = EAGER_PROMPT
         actions = EagerActions(bridge)

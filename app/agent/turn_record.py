@@ -36,7 +36,8 @@ class TurnRecord:
     changed: list[str] = field(default_factory=list)  # the paths changes were given
     returned: list[Returned] = field(default_factory=list)  # this step's results, in order
     # Results as text and the calls that returned them: what a record's values should
-    # have been copied from (made_up.made_up_note).
+    # have been copied from (made_up.made_up_note), the words a replace meant
+    # (self_replace.py).
     results: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     documented: set[tuple[str, str]] = field(default_factory=set)  # tools an error showed
@@ -117,7 +118,7 @@ class TurnRecord:
         note it adds for the model and, for a call run fixed, the note that says so."""
         self.returned.append(Returned(name, value, note, repaired))
         if text.strip() and not empty(value):
-            self.results.append(text.lower())
+            self.results.append(text)
             self.sources.append(name)
 
     def made_up(self, name: str, arguments: dict[str, Any], step: int,
@@ -128,7 +129,7 @@ class TurnRecord:
         if (self._made_up_step == step or not self.sources
                 or not any(record_values(arguments))):
             return ""
-        known = "\n".join([said().lower(), *self.results])
+        known = "\n".join([said(), *self.results]).lower()
         note = made_up_note(name, arguments, known, self.sources)
         if note:
             self._made_up_step = step
