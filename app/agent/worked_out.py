@@ -5,11 +5,11 @@ named the wrong one; asked which event in a log happened first, it printed the l
 gave its first line (the log was not in date order). "First" and "last" count only
 where they end a clause: "the first commit" names a thing, it compares nothing. The
 system prompt says to compare and count in code; a small model reads the printed data
-instead. When a request that only asks
-(no change to make) asks which item is the most or least of something (a superlative
-that compares items), or how many, a total or an average, and no cell that ran this
-turn compared, sorted, counted or added anything (nor called a tool whose name says it
-does: ``get_sum``, ``sortBy``), the answer is sent back once, asking for the code.
+instead. When a request that only asks (no change to make) asks which item is the most
+or least of something (a superlative that compares items), or how many, a total or an
+average, and no cell that ran this turn compared, sorted, counted or added anything (nor
+called a tool whose name says it does: ``get_sum``, ``sortBy``), the answer is sent back
+once, asking for the code.
 """
 
 from __future__ import annotations
