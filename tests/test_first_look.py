@@ -9,6 +9,7 @@ from deskmate.app.agent import events as ev
 from deskmate.app.agent.factory import build_agent
 from deskmate.app.agent.first_look import HEADER
 from deskmate.app.agent.loop import AgentLimits
+from deskmate.app.agent.parse import is_feedback
 from deskmate.app.agent.request import request_paths
 from deskmate.app.agent.scripted import ScriptedModel
 from deskmate.tools.hub import Hub, ServerConfig
@@ -100,10 +101,16 @@ def test_an_answer_read_off_the_look_before_any_code_ran_is_checked_once(hub):
                            f"path='{workdir}/latency.log').splitlines()))\n```",
                            "Final answer: 20 requests"])
     runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True))
+    task = f"How many requests does {workdir}/latency.log hold?"
     try:
-        events = list(runtime.agent.run(f"How many requests does {workdir}/latency.log hold?"))
+        events = list(runtime.agent.run(task))
     finally:
         runtime.sandbox.close()
+    # The look's note and the check are the loop's, not the user's: /retry and /compact
+    # find the turn's start by this (they took the note for the request before).
+    users = [m.content for m in runtime.agent.transcript
+             if m.role == "user" and not is_feedback(m.content)]
+    assert users == [task]
     observations = [e.content for e in events if isinstance(e, ev.Observation)]
     assert observations[0] == FROM_LOOK and observations[1].strip() == "Output:\n20"
     assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["20 requests"]

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from deskmate.app.agent.parse import LOOK_NOTE
 from deskmate.app.agent.request import request_paths
 from deskmate.app.agent.tool_errors import Tools
 from deskmate.tools.sandbox.worker.connected_files import (
@@ -31,8 +32,7 @@ MAX_PATHS = 3  # a request names a few; more is a list the model should walk its
 LOOK_LINES = 12  # a file's first lines: enough to show its shape
 LINE_CHARS = 160
 LOOK_CHARS = 900  # per path
-HEADER = ("A first look at what the request's paths hold (read for you; your code must "
-          "still read what it uses):")
+HEADER = LOOK_NOTE + " (read for you; your code must still read what it uses):"
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,8 @@ FROM_LOOK = ("That answer came from the first look alone, before your code ran, 
              "look is not the work the request asks for. Write the code that reads the "
              "data with the tool, works out what the request asks (count, add up, compare "
              "in code) and prints it; then answer from its output.")
+# Starts the note of the first look at the request's paths (first_look.py).
+LOOK_NOTE = "A first look at what the request's paths hold"
 # The one check before a final answer given right after a cell failed (app/agent/loop.py).
 AFTER_ERROR = ("That answer came right after an error, so it is not from the data. Read the "
                "error, fix the code (another tool, or the arguments the signature names) "
@@ -200,11 +202,11 @@ def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, SAME_CODE,
                                  LOOKED_AGAIN, PRINTS_ONLY, WORK_IT_OUT,
-                                UNSEEN_NAMES, MISSING_STEP))
+                                UNSEEN_NAMES, MISSING_STEP, LOOK_NOTE))
             or names_check(content)
             or any(check in content.split("\n", 1)[0] for check in (UNOPENED, UNREAD_FILES))
-            or content in (EMPTY_REPLY, EMPTY_CODE, EMPTY_ANSWER, UNREAD_DATA, AFTER_ERROR,
-                           AFTER_NOTE,
+            or content in (EMPTY_REPLY, EMPTY_CODE, EMPTY_ANSWER, UNREAD_DATA, FROM_LOOK,
+                           AFTER_ERROR, AFTER_NOTE,
                            ECHOED, UNCHANGED, COPIED_EXAMPLE))
 
 
