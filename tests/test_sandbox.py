@@ -472,6 +472,13 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         assert "print() the value to see the keys" in inside and "mapping" not in inside
         added = box.execute("{'content': 'a'} + {'content': 'b'}").error
         assert "TypeError" in added and "that value is a dict" in added
+        # A dict in a variable, used as a str: its plain values, as indexes to copy.
+        joined = box.execute("line = result + ' standup'").error
+        assert joined.endswith(
+            "Hint: result is a dict, not a single value; its values are "
+            "result['target']['timezone'] ('Asia/Tokyo'), result['target']['datetime'] "
+            "('2026-12-03T23:30:00+09:00'), result['time_difference'] ('+14.0h'): use the "
+            "index of the one you need")
         assert "Hint" not in box.execute("[1][0] + 'x'").error
         indexed = box.execute("for d in 'Allowed:\\n/tmp':\n    d['path']").error
         assert "that value is a str, not a dict" in indexed and ".splitlines()" in indexed

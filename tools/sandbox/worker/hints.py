@@ -72,9 +72,38 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
         # response.get('incidents') on the fetch server's text of a JSON API.
         return json_text(exc) or TEXT_NOT_RECORD
     if isinstance(exc, TypeError) and "'dict'" in str(exc):
-        return ("Hint: that value is a dict (a tool's result often is; its signature says "
-                "what it returns): print() it and use the field you need\n")
+        return dict_fields(exc) or (
+            "Hint: that value is a dict (a tool's result often is; its signature says "
+            "what it returns): print() it and use the field you need\n")
     return ""
+
+
+FIELDS_SHOWN = 8
+
+
+def dict_fields(exc: TypeError) -> str:
+    """For a dict used as a str or a number (``converted + ' ' + title`` with
+    convert_time's result): its plain values, each written as the index that reaches
+    it. Told to print it and use the field it needs, the 1.5B printed the list it was
+    building instead, found it empty and gave up."""
+    for name, value in line_values(exc):
+        if isinstance(value, dict) and value:
+            fields = list(_leaves(name, value, depth=3))
+            if fields:
+                more = " …" if len(fields) > FIELDS_SHOWN else ""
+                shown = ", ".join(f"{path} ({leaf!r})" for path, leaf in fields[:FIELDS_SHOWN])
+                return (f"Hint: {name} is a dict, not a single value; its values are "
+                        f"{shown}{more}: use the index of the one you need\n")
+    return ""
+
+
+def _leaves(path: str, value: Any, depth: int) -> Iterator[tuple[str, Any]]:
+    """(the index that reaches it, its value) for each short plain value inside."""
+    if isinstance(value, dict) and depth:
+        for key, inner in value.items():
+            yield from _leaves(f"{path}[{key!r}]", inner, depth - 1)
+    elif isinstance(value, str | int | float | bool) and len(repr(value)) <= VALUE_CHARS:
+        yield path, value
 
 
 # A tool's text indexed or used like a dict, holding no JSON to parse.
