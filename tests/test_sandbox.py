@@ -349,6 +349,64 @@ def test_plain_file_calls_on_the_users_paths_go_through_the_file_tools():
         assert len(calls) == before
 
 
+def test_folders_made_and_files_moved_on_the_users_paths_go_through_the_file_tools():
+    disk = {"/home/u/a.log": "x", "/home/u/b.log": "y", "/home/u/c.log": "z"}
+    folders = {"/home/u"}
+    calls = []
+
+    def filesystem(kind, payload):  # the MCP filesystem server's answers, on dicts
+        tool, kwargs = payload["tool"], payload["kwargs"]
+        calls.append(tool)
+        if tool == "create_directory":
+            path = kwargs["path"]
+            while path not in folders:
+                folders.add(path)
+                path = path.rpartition("/")[0]
+            return {"content": f"Successfully created directory {kwargs['path']}"}
+        if tool == "move_file":
+            source, destination = kwargs["source"], kwargs["destination"]
+            if destination in disk or destination in folders:
+                raise ToolError(f"Destination already exists: {destination}")
+            disk[destination] = disk.pop(source)
+            return {"content": f"Successfully moved {source} to {destination}"}
+        path = kwargs["path"]
+        below = {p[len(path) + 1:] for p in [*disk, *folders] if p.startswith(path + "/")}
+        entries = sorted({(f"[DIR] {b.split('/')[0]}" if "/" in b or f"{path}/{b}" in folders
+                           else f"[FILE] {b}") for b in below})
+        return {"content": "\n".join(entries)}
+
+    namespace = {"servers": {"filesystem": ["list_directory", "create_directory",
+                                            "move_file", "read_text_file"]}}
+    with Sandbox(filesystem, namespace=namespace) as box:
+        out = ok(box.execute(
+            "import os, shutil, pathlib\n"
+            "os.makedirs('/home/u/logs/old', exist_ok=True)\n"
+            "os.makedirs('/home/u/logs', exist_ok=True)\n"
+            "print(shutil.move('/home/u/a.log', '/home/u/logs'))\n"
+            "os.rename('/home/u/b.log', '/home/u/logs/old/b.log')\n"
+            "pathlib.Path('/home/u/new').mkdir()\n"
+            "print(sorted(os.listdir('/home/u')), os.path.isdir('/home/u/new'))"))
+        assert out.stdout.splitlines() == ["/home/u/logs/a.log",
+                                           "['c.log', 'logs', 'new'] True"]
+        assert set(disk) == {"/home/u/logs/a.log", "/home/u/logs/old/b.log", "/home/u/c.log"}
+        assert {"/home/u/logs/old", "/home/u/new"} <= folders
+        # What plain Python raises: an existing folder, a taken destination.
+        taken = box.execute("os.mkdir('/home/u/logs')").error
+        assert "FileExistsError" in taken
+        over = box.execute("os.rename('/home/u/c.log', '/home/u/logs/a.log')").error
+        assert "FileExistsError" in over and "Destination already exists" in over
+        # One path the sandbox's, one the user's: said, and nothing moved.
+        across = box.execute("open('here.txt', 'w').write('1')\n"
+                             "shutil.move('here.txt', '/home/u/here.txt')").error
+        assert "one path is the user's and the other the sandbox's" in across
+        assert "/home/u/here.txt" not in disk
+        # The sandbox's own folder keeps plain Python, with no tool call.
+        before = len(calls)
+        ok(box.execute("os.makedirs('tmp/x', exist_ok=True)\nos.rename('here.txt', 'tmp/x/h')\n"
+                       "shutil.move('tmp/x/h', 'h2')\nprint(open('h2').read())"))
+        assert len(calls) == before
+
+
 def test_relative_paths_to_the_requests_files_lead_to_them():
     disk = {"/home/u/repo/poem.txt": "a\nb\nc\n"}
 

@@ -4,8 +4,9 @@ Small models write ``open(path).read()`` and ``os.listdir(folder)`` far more rea
 than ``filesystem.read_text_file(path=...)``; in the eval suite that was code mode's
 main failure. When a connected server has the usual file tools (the MCP filesystem
 server's names), a cell's ``open``, ``os.listdir``, ``os.path.exists``/``isfile``/
-``isdir`` and ``os.walk`` on a path the sandbox does not have go through those tools
-(paths.py routes them here): each is a real tool call — checked, approved, recorded —
+``isdir``, ``os.walk``, ``os.mkdir``/``makedirs`` and ``os.rename``/``replace``/
+``shutil.move`` on a path the sandbox does not have go through those tools (paths.py
+routes them here): each is a real tool call — checked, approved, recorded —
 so the tool channel stays the only way out. Paths the sandbox has (its working folder)
 keep plain Python behaviour.
 
@@ -22,6 +23,8 @@ from typing import TYPE_CHECKING
 READ_TOOLS = ("read_text_file", "read_file")
 WRITE_TOOLS = ("write_file",)
 LIST_TOOLS = ("list_directory",)
+MKDIR_TOOLS = ("create_directory",)
+MOVE_TOOLS = ("move_file",)
 
 
 class ToolFiles:
@@ -35,6 +38,7 @@ class ToolFiles:
         self.server, self._call = server, call
         self.read_tool, self.write_tool = first(READ_TOOLS), first(WRITE_TOOLS)
         self.list_tool = first(LIST_TOOLS)
+        self.mkdir_tool, self.move_tool = first(MKDIR_TOOLS), first(MOVE_TOOLS)
 
     @classmethod
     def find(cls, servers: dict[str, list[str]],
@@ -103,6 +107,20 @@ class ToolFiles:
         if not topdown:
             yield top, dirs, files
 
+    def mkdir(self, path: str, exist_ok: bool = False) -> None:
+        """A folder, with the folders above it (the tool makes those too)."""
+        if self.mkdir_tool is None:
+            raise self._error(path, f"server {self.server!r} has no create_directory tool")
+        if not exist_ok and self.exists(path):
+            raise FileExistsError(errno.EEXIST, "File exists", path)
+        self._tool(self.mkdir_tool, path)
+
+    def move(self, source: str, destination: str) -> None:
+        """A file or folder moved or renamed; the destination must not exist."""
+        if self.move_tool is None:
+            raise self._error(source, f"server {self.server!r} has no move_file tool")
+        self._run(self.move_tool, source, source=source, destination=destination)
+
     def kind(self, path: str) -> str | None:
         """"file", "dir" or None (absent, or the tools cannot tell)."""
         parent, _, name = path.rstrip("/").rpartition("/")
@@ -123,16 +141,23 @@ class ToolFiles:
 
     def _tool(self, tool: str | None, path: str, **kwargs: object) -> object:
         assert tool is not None
+        return self._run(tool, path, path=path, **kwargs)
+
+    def _run(self, tool: str, at: str, **kwargs: object) -> object:
+        """The tool's call, its failure raised as the OSError plain Python would give
+        (for the path ``at``)."""
         try:
-            return self._call(tool, path=path, **kwargs)
+            return self._call(tool, **kwargs)
         except Exception as exc:  # the sandbox's ToolError: the server said why
             message = str(exc)
             lower = message.lower()
             if "enoent" in lower or "no such file" in lower or "not found" in lower:
-                raise FileNotFoundError(errno.ENOENT, message, path) from None
+                raise FileNotFoundError(errno.ENOENT, message, at) from None
             if "denied" in lower or "outside allowed" in lower or "eacces" in lower:
-                raise PermissionError(errno.EACCES, message, path) from None
-            raise OSError(errno.EIO, message, path) from None
+                raise PermissionError(errno.EACCES, message, at) from None
+            if "already exists" in lower or "eexist" in lower:
+                raise FileExistsError(errno.EEXIST, message, at) from None
+            raise OSError(errno.EIO, message, at) from None
 
     def _error(self, path: str, why: str) -> OSError:
         return OSError(errno.EINVAL, f"{why} (through {self.server}'s tools)", path)

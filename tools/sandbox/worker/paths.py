@@ -1,7 +1,8 @@
 """A cell's file calls on paths the sandbox does not have: the user's files.
 
 When a connected server has file tools, ``open``, ``os.listdir``, ``os.path.exists``/
-``isfile``/``isdir`` and ``os.walk`` on such a path go through them (connected_files.py);
+``isfile``/``isdir``, ``os.walk``, ``os.mkdir``/``makedirs`` and ``os.rename``/``replace``/
+``shutil.move`` on such a path go through them (connected_files.py);
 otherwise the call raises a SandboxPathError that says where the files are — instead
 of the silence (``os.walk`` yields nothing) or bare ENOENT that small models take for
 "the folder is empty". A relative path the sandbox does not have may be the request's
@@ -12,8 +13,10 @@ annotations: ``help(open)`` in a cell shows them.
 """
 
 import builtins
+import errno
 import io
 import os
+import shutil
 import sys
 
 from . import hints
@@ -28,7 +31,9 @@ WRITE_EVENTS = frozenset({"os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.
                           "shutil.copytree", "shutil.rmtree", "shutil.move"})
 # Python's own, before install() wraps them.
 _real = {"open": open, "isdir": os.path.isdir, "isfile": os.path.isfile,
-         "exists": os.path.exists, "listdir": os.listdir}
+         "exists": os.path.exists, "listdir": os.listdir, "mkdir": os.mkdir,
+         "makedirs": os.makedirs, "rename": os.rename, "replace": os.replace,
+         "move": shutil.move}
 _os_walk = os.walk
 
 
@@ -167,9 +172,65 @@ def install_connected_files(files: ToolFiles, state: WorkerState) -> None:
         check.__module__ = CELLS_MODULE
         return check
 
-    routed_open.__module__ = routed_listdir.__module__ = CELLS_MODULE
+    def made(path) -> str | None:
+        """A folder or a move's destination to make as the user's: a relative one only
+        where the request names it (its parents are missing by nature, which would
+        make any new relative path look like the user's)."""
+        if isinstance(path, str | bytes | os.PathLike) and not os.path.isabs(path):
+            return _request_file(os.fsdecode(path), state, True) if state.in_cell else None
+        return _user_path(path, state, write=True)
+
+    def routed_mkdir(path, mode=0o777, *, dir_fd=None):
+        user = made(path)
+        if user is None:
+            return _real["mkdir"](path, mode, dir_fd=dir_fd)
+        files.mkdir(user)
+
+    def routed_makedirs(name, mode=0o777, exist_ok=False):
+        user = made(name)
+        if user is None:
+            return _real["makedirs"](name, mode, exist_ok)
+        files.mkdir(user, exist_ok=exist_ok)
+
+    def renaming(name: str):
+        def rename(src, dst, *, src_dir_fd=None, dst_dir_fd=None):
+            moved = _moved(src, dst)
+            if moved is None:
+                return _real[name](src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
+            files.move(*moved)
+        rename.__name__ = name
+        rename.__module__ = CELLS_MODULE
+        return rename
+
+    def routed_move(src, dst, copy_function=shutil.copy2):
+        moved = _moved(src, dst)
+        if moved is None:
+            return _real["move"](src, dst, copy_function)
+        source, destination = moved
+        if files.kind(destination) == "dir":  # into the folder, as shutil.move does
+            destination = f"{destination.rstrip('/')}/{source.rstrip('/').rpartition('/')[2]}"
+        files.move(source, destination)
+        return destination
+
+    def _moved(src, dst) -> tuple[str, str] | None:
+        """(source, destination) as the user's paths; None when both are the sandbox's.
+        One of each cannot move through the tools: that is said, not half done."""
+        source, destination = _user_path(src, state), made(dst)
+        if source is None and destination is None:
+            return None
+        if source is None or destination is None:
+            raise OSError(errno.EXDEV, "one path is the user's and the other the sandbox's "
+                          "own: read the file and write it where it belongs instead",
+                          os.fspath(src if source is None else dst))
+        return source, destination
+
+    for function in (routed_open, routed_listdir, routed_mkdir, routed_makedirs, routed_move):
+        function.__module__ = CELLS_MODULE
     builtins.open = io.open = routed_open
     os.listdir = routed_listdir
+    os.mkdir, os.makedirs = routed_mkdir, routed_makedirs
+    os.rename, os.replace = renaming("rename"), renaming("replace")
+    shutil.move = routed_move
     os.path.exists = routed("exists", None)
     os.path.isfile = routed("isfile", "file")
     os.path.isdir = routed("isdir", "dir")
