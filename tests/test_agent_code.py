@@ -713,3 +713,22 @@ def test_a_relative_path_to_a_file_the_request_names_is_that_file(file_hub):
     assert f"the request's file {folder}/LINES.txt" in output
     assert [e.tool for e in events if isinstance(e, ev.ToolCallStarted)] == [
         "read_text_file", "write_file"]
+
+
+def test_folders_made_and_files_moved_by_plain_python_are_the_users(file_hub):
+    hub, folder = file_hub
+    for name in ("a.log", "b.log"):
+        (folder / name).write_text(name)
+    task = f"Move the .log files in {folder} into a new folder {folder}/logs."
+    cell = ("```python\nimport os, shutil\n"
+            f"os.makedirs('{folder}/logs', exist_ok=True)\n"
+            f"for name in ('a.log', 'b.log'):\n    shutil.move('{folder}/' + name, '{folder}/logs')\n"
+            f"print(sorted(os.listdir('{folder}/logs')))\n```")
+    events = run_scripted(hub, [cell, "Final answer: moved."], task)
+    # The real server made the folder and moved the files: real calls, on the disk.
+    assert sorted(p.name for p in (folder / "logs").iterdir()) == ["a.log", "b.log"]
+    assert not (folder / "a.log").exists() and (folder / "logs" / "b.log").read_text() == "b.log"
+    output = next(e.content for e in events if isinstance(e, ev.Observation))
+    assert "['a.log', 'b.log']" in output
+    started = [e.tool for e in events if isinstance(e, ev.ToolCallStarted)]
+    assert started.count("create_directory") == 1 and started.count("move_file") == 2
