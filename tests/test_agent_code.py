@@ -722,7 +722,8 @@ def test_folders_made_and_files_moved_by_plain_python_are_the_users(file_hub):
     task = f"Move the .log files in {folder} into a new folder {folder}/logs."
     cell = ("```python\nimport os, shutil\n"
             f"os.makedirs('{folder}/logs', exist_ok=True)\n"
-            f"for name in ('a.log', 'b.log'):\n    shutil.move('{folder}/' + name, '{folder}/logs')\n"
+            "for name in ('a.log', 'b.log'):\n"
+            f"    shutil.move('{folder}/' + name, '{folder}/logs')\n"
             f"print(sorted(os.listdir('{folder}/logs')))\n```")
     events = run_scripted(hub, [cell, "Final answer: moved."], task)
     # The real server made the folder and moved the files: real calls, on the disk.
