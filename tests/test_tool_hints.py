@@ -443,3 +443,19 @@ def test_a_move_of_one_character_from_a_loop_over_text_says_to_split_lines(hub):
     assert "source='/' is a single character. A for loop over a str goes character by " \
            "character; for a text's lines use .splitlines()." in seen
     assert (workdir / "a.log").exists()
+
+
+def test_a_path_beside_the_servers_folder_gets_the_path_inside_it(hub):
+    workdir = hub[1]
+    beside = f"{workdir.parent}/logs"
+    # As a tool call and as plain Python routed through the tools: the same hint.
+    called, made, *_ = observations(
+        hub, f'filesystem.create_directory(path="{beside}")',
+        f"import os\nos.makedirs('{beside}', exist_ok=True)")
+    for seen in (called, made):
+        assert "outside allowed directories" in seen
+        assert (f"Hint: the server reaches only what is inside {workdir}; {beside} is "
+                f"outside it. Inside it, that path is '{workdir}/logs': use that.") in seen
+    far = observations(hub, 'filesystem.list_directory(path="/etc")')[0]
+    assert far.rstrip().endswith(
+        f"Hint: the server reaches only what is inside {workdir}; /etc is outside.")

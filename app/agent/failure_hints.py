@@ -3,7 +3,7 @@
 The bridge (bridge.py) raises a failed call's error as the server wrote it; small models
 repeat the call unless the error shows the fix. The hints come after it, in one order:
 the file server's path errors or else the tool's documentation (once a turn), a web
-address taken for a path, the folder
+address taken for a path, a path beside the folder the server may reach, the folder
 above a missing path, an edit's text not in the file, git's unstaged file or the name it
 likely meant, a one-character text, the value likely meant or its format, a wildcard for
 one path, the request's leading '/', a move into a folder, and another tool the error
@@ -21,6 +21,7 @@ from typing import Any
 from deskmate.app.agent.path_errors import (
     folder_note,
     missing_folder,
+    outside_hint,
     path_hint,
     pathspec_folder,
     similar_name,
@@ -63,6 +64,7 @@ class FailureHints:
         tools = self._tools()
         # A path taken from a web address: the page's fetch, not the folder's listing.
         return ((web_address_hint(tools, error, arguments, said)
+                 or outside_hint(error)
                  or path_hint(tools, server, error, spec.name)
                  or self._docs(turn, server, sig))
                 + self._folder_shown(server, error, spec.name)

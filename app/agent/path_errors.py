@@ -58,6 +58,32 @@ def path_hint(tools: Tools, server: str, error: str, tool: str = "") -> str:
     return ""
 
 
+# The reference file server's refusal: "Access denied - path outside allowed
+# directories: /w/logs not in /w/workspace" (several folders: ", "-separated).
+OUTSIDE = re.compile(r"outside allowed directories: (/\S*?) not in (.+?)\s*$", re.M)
+
+
+def outside_hint(error: str) -> str:
+    """For a path beside the folder the server may reach (asked to make "a folder named
+    logs there", the 1.5B made /w/logs for the workspace /w/workspace, and repeated the
+    refused call): the path inside that folder, which the request most likely meant."""
+    found = OUTSIDE.search(error)
+    if found is None:
+        return ""
+    path = found.group(1).rstrip("/")
+    allowed = [d.strip().rstrip("/") for d in found.group(2).split(",") if d.strip()]
+    # The folder that shares the most of the path's start (/w/workspace for /w/logs).
+    best = max(allowed, key=lambda d: len(posixpath.commonpath([d, path])), default=None)
+    if best is None or not path or path.startswith(best + "/"):
+        return ""
+    if posixpath.commonpath([best, path]) == "/":  # nowhere near: no path to offer
+        return (f"\nHint: the server reaches only what is inside {', '.join(allowed)}; "
+                f"{path} is outside.")
+    inside = f"{best}/{posixpath.basename(path)}"
+    return (f"\nHint: the server reaches only what is inside {best}; {path} is outside it. "
+            f"Inside it, that path is {inside!r}: use that.")
+
+
 def web_address_hint(tools: Tools, error: str, arguments: Mapping[str, Any],
                      said: str) -> str:
     """For a path that is not there, named after a web address of the conversation
