@@ -324,6 +324,12 @@ def test_plain_file_calls_on_the_users_paths_go_through_the_file_tools():
             "      os.path.isfile('/home/u/notes/none'),\n"
             "      pathlib.Path('/home/u/notes/a.txt').read_text().split())"))
         assert out.stdout.strip() == ("3 ['a.txt', 'total.txt'] True False ['1', '2', '3']")
+        # pathlib's checks ask the tools too (they stat the path, and said False).
+        checked = ok(box.execute(
+            "p = pathlib.Path('/home/u/notes')\n"
+            "print(p.exists(), p.is_dir(), (p / 'a.txt').is_file(), (p / 'a.txt').is_dir(),"
+            " (p / 'none').exists(), pathlib.Path('.').exists())"))
+        assert checked.stdout.strip() == "True True True False False True"
         assert disk == {"/home/u/notes/a.txt": "1\n2\n3\n", "/home/u/notes/total.txt": "3"}
         missing = ok(box.execute("try:\n    open('/home/u/notes/gone.txt')\n"
                                  "except FileNotFoundError as e:\n"

@@ -1,8 +1,9 @@
 """A cell's file calls on paths the sandbox does not have: the user's files.
 
 When a connected server has file tools, ``open``, ``os.listdir``, ``os.path.exists``/
-``isfile``/``isdir``, ``os.walk``, ``os.mkdir``/``makedirs`` and ``os.rename``/``replace``/
-``shutil.move`` on such a path go through them (connected_files.py);
+``isfile``/``isdir`` (and ``pathlib``'s ``exists``/``is_file``/``is_dir``), ``os.walk``,
+``os.mkdir``/``makedirs`` and ``os.rename``/``replace``/``shutil.move`` on such a path go
+through them (connected_files.py);
 otherwise the call raises a SandboxPathError that says where the files are — instead
 of the silence (``os.walk`` yields nothing) or bare ENOENT that small models take for
 "the folder is empty". A relative path the sandbox does not have may be the request's
@@ -16,6 +17,7 @@ import builtins
 import errno
 import io
 import os
+import pathlib
 import shutil
 import sys
 
@@ -224,6 +226,24 @@ def install_connected_files(files: ToolFiles, state: WorkerState) -> None:
                           os.fspath(src if source is None else dst))
         return source, destination
 
+    def path_check(name: str, kind: str | None):
+        # pathlib's exists/is_file/is_dir stat the path, which no tool does: on the
+        # user's paths they said False (a file the model had just been shown "did not
+        # exist"); they ask the tools as os.path's do.
+        real = getattr(pathlib.Path, name)
+
+        def check(self, *args, **kwargs):
+            user = _user_path(self, state)
+            if user is None:
+                return real(self, *args, **kwargs)
+            found = files.kind(user)
+            return found is not None if kind is None else found == kind
+        check.__name__ = name
+        check.__module__ = CELLS_MODULE
+        setattr(pathlib.Path, name, check)
+
+    for name, kind in (("exists", None), ("is_file", "file"), ("is_dir", "dir")):
+        path_check(name, kind)
     for function in (routed_open, routed_listdir, routed_mkdir, routed_makedirs, routed_move):
         function.__module__ = CELLS_MODULE
     builtins.open = io.open = routed_open
