@@ -715,7 +715,7 @@ def test_a_relative_path_to_a_file_the_request_names_is_that_file(file_hub):
         "read_text_file", "write_file"]
 
 
-def test_folders_made_and_files_moved_by_plain_python_are_the_users(file_hub):
+def test_folders_made_files_moved_and_globbed_by_plain_python_are_the_users(file_hub):
     hub, folder = file_hub
     for name in ("a.log", "b.log"):
         (folder / name).write_text(name)
@@ -724,12 +724,14 @@ def test_folders_made_and_files_moved_by_plain_python_are_the_users(file_hub):
             f"os.makedirs('{folder}/logs', exist_ok=True)\n"
             "for name in ('a.log', 'b.log'):\n"
             f"    shutil.move('{folder}/' + name, '{folder}/logs')\n"
-            f"print(sorted(os.listdir('{folder}/logs')))\n```")
+            "import glob, pathlib\n"
+            f"print(sorted(glob.glob('{folder}/logs/*.log')), "
+            f"pathlib.Path('{folder}/logs/a.log').exists())\n```")
     events = run_scripted(hub, [cell, "Final answer: moved."], task)
     # The real server made the folder and moved the files: real calls, on the disk.
     assert sorted(p.name for p in (folder / "logs").iterdir()) == ["a.log", "b.log"]
     assert not (folder / "a.log").exists() and (folder / "logs" / "b.log").read_text() == "b.log"
     output = next(e.content for e in events if isinstance(e, ev.Observation))
-    assert "['a.log', 'b.log']" in output
+    assert f"['{folder}/logs/a.log', '{folder}/logs/b.log'] True" in output
     started = [e.tool for e in events if isinstance(e, ev.ToolCallStarted)]
     assert started.count("create_directory") == 1 and started.count("move_file") == 2

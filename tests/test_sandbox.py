@@ -330,6 +330,24 @@ def test_plain_file_calls_on_the_users_paths_go_through_the_file_tools():
             "print(p.exists(), p.is_dir(), (p / 'a.txt').is_file(), (p / 'a.txt').is_dir(),"
             " (p / 'none').exists(), pathlib.Path('.').exists())"))
         assert checked.stdout.strip() == "True True True False False True"
+        # glob over the listings: a pattern's matches as glob.glob gives them.
+        ok(box.execute("open('/home/u/notes/sub/c.txt', 'w').write('4')"))
+        globbed = ok(box.execute(
+            "import glob\n"
+            "print(sorted(glob.glob('/home/u/notes/*.txt')))\n"
+            "print(sorted(glob.glob('/home/u/**/*.txt', recursive=True)))\n"
+            "print(glob.glob('/home/u/*/none*'), list(glob.iglob('/home/u/n*s')))"))
+        assert globbed.stdout.splitlines() == [
+            "['/home/u/notes/a.txt', '/home/u/notes/total.txt']",
+            "['/home/u/notes/a.txt', '/home/u/notes/sub/c.txt', '/home/u/notes/total.txt']",
+            "[] ['/home/u/notes']"]
+        paths = ok(box.execute(
+            "print(sorted(str(p) for p in pathlib.Path('/home/u/notes').glob('*.txt')))\n"
+            "print(sorted(p.name for p in pathlib.Path('/home/u').rglob('*.txt')))"))
+        assert paths.stdout.splitlines() == [
+            "['/home/u/notes/a.txt', '/home/u/notes/total.txt']",
+            "['a.txt', 'c.txt', 'total.txt']"]
+        del disk["/home/u/notes/sub/c.txt"]
         assert disk == {"/home/u/notes/a.txt": "1\n2\n3\n", "/home/u/notes/total.txt": "3"}
         missing = ok(box.execute("try:\n    open('/home/u/notes/gone.txt')\n"
                                  "except FileNotFoundError as e:\n"

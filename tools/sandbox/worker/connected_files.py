@@ -4,9 +4,9 @@ Small models write ``open(path).read()`` and ``os.listdir(folder)`` far more rea
 than ``filesystem.read_text_file(path=...)``; in the eval suite that was code mode's
 main failure. When a connected server has the usual file tools (the MCP filesystem
 server's names), a cell's ``open``, ``os.listdir``, ``os.path.exists``/``isfile``/
-``isdir``, ``os.walk``, ``os.mkdir``/``makedirs`` and ``os.rename``/``replace``/
-``shutil.move`` on a path the sandbox does not have go through those tools (paths.py
-routes them here): each is a real tool call — checked, approved, recorded —
+``isdir``, ``os.walk``, ``glob.glob``, ``os.mkdir``/``makedirs`` and ``os.rename``/
+``replace``/``shutil.move`` on a path the sandbox does not have go through those tools
+(paths.py routes them here): each is a real tool call — checked, approved, recorded —
 so the tool channel stays the only way out. Paths the sandbox has (its working folder)
 keep plain Python behaviour.
 
@@ -16,6 +16,7 @@ Runs inside the sandbox worker: standard library only.
 from __future__ import annotations
 
 import errno
+import fnmatch
 import io
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -120,6 +121,37 @@ class ToolFiles:
         if self.move_tool is None:
             raise self._error(source, f"server {self.server!r} has no move_file tool")
         self._run(self.move_tool, source, source=source, destination=destination)
+
+    def glob(self, top: str, parts: list[str], recursive: bool,
+             hidden: bool) -> list[str]:
+        """The paths under the folder ``top`` that match the pattern's ``parts`` (its
+        components after ``top``), as glob.glob gives them: one list_directory call per
+        folder looked into; ``**`` (with ``recursive``) is any number of folders."""
+        found: list[str] = []
+
+        def visit(folder: str, rest: list[str]) -> None:
+            if not rest:
+                found.append(folder)
+                return
+            part, after = rest[0], rest[1:]
+            try:
+                entries = self.entries(folder)
+            except OSError:  # not a folder, not there: matches nothing, as in glob
+                return
+            if recursive and part == "**":
+                visit(folder, after)  # ** is also no folder at all
+                for name, is_dir in entries:
+                    if is_dir and (hidden or not name.startswith(".")):
+                        visit(f"{folder.rstrip('/')}/{name}", rest)
+                return
+            for name, is_dir in entries:
+                if name.startswith(".") and not (hidden or part.startswith(".")):
+                    continue
+                if fnmatch.fnmatchcase(name, part) and (is_dir or not after):
+                    visit(f"{folder.rstrip('/')}/{name}", after)
+
+        visit(top, parts)
+        return list(dict.fromkeys(found))
 
     def kind(self, path: str) -> str | None:
         """"file", "dir" or None (absent, or the tools cannot tell)."""

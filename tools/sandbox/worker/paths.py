@@ -2,12 +2,14 @@
 
 When a connected server has file tools, ``open``, ``os.listdir``, ``os.path.exists``/
 ``isfile``/``isdir`` (and ``pathlib``'s ``exists``/``is_file``/``is_dir``), ``os.walk``,
-``os.mkdir``/``makedirs`` and ``os.rename``/``replace``/``shutil.move`` on such a path go
-through them (connected_files.py);
-otherwise the call raises a SandboxPathError that says where the files are — instead
-of the silence (``os.walk`` yields nothing) or bare ENOENT that small models take for
-"the folder is empty". A relative path the sandbox does not have may be the request's
-file (``_request_file``). Paths the sandbox has (its working folder) keep plain Python.
+``glob.glob``/``iglob`` (an absolute pattern; ``pathlib``'s ``glob``/``rglob``),
+``os.mkdir``/``makedirs`` and
+``os.rename``/``replace``/``shutil.move`` on such a path go through them
+(connected_files.py); otherwise the call raises a SandboxPathError that says where the
+files are — instead of the silence (``os.walk`` yields nothing) or bare ENOENT that
+small models take for "the folder is empty". A relative path the sandbox does not have
+may be the request's file (``_request_file``). Paths the sandbox has (its working
+folder) keep plain Python.
 
 The functions that replace Python's keep their plain signatures and no postponed
 annotations: ``help(open)`` in a cell shows them.
@@ -15,6 +17,7 @@ annotations: ``help(open)`` in a cell shows them.
 
 import builtins
 import errno
+import glob
 import io
 import os
 import pathlib
@@ -35,7 +38,7 @@ WRITE_EVENTS = frozenset({"os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.
 _real = {"open": open, "isdir": os.path.isdir, "isfile": os.path.isfile,
          "exists": os.path.exists, "listdir": os.listdir, "mkdir": os.mkdir,
          "makedirs": os.makedirs, "rename": os.rename, "replace": os.replace,
-         "move": shutil.move}
+         "move": shutil.move, "glob": glob.glob, "iglob": glob.iglob}
 _os_walk = os.walk
 
 
@@ -244,6 +247,58 @@ def install_connected_files(files: ToolFiles, state: WorkerState) -> None:
 
     for name, kind in (("exists", None), ("is_file", "file"), ("is_dir", "dir")):
         path_check(name, kind)
+
+    def path_glob(name: str):
+        # pathlib's glob scans the folder itself, and on the user's paths it found
+        # nothing without a word; through the listings it matches as it would there
+        # ("**" any number of folders, hidden names too).
+        real = getattr(pathlib.Path, name)
+
+        def globbing(self, pattern, *args, **kwargs):
+            user = _user_path(self, state)
+            if user is None:
+                return real(self, pattern, *args, **kwargs)
+            parts = [part for part in str(pattern).split("/") if part]
+            if name == "rglob":
+                parts = ["**", *parts]
+            return (type(self)(found) for found in files.glob(user, parts, True, True))
+        globbing.__name__ = name
+        globbing.__module__ = CELLS_MODULE
+        setattr(pathlib.Path, name, globbing)
+
+    path_glob("glob")
+    path_glob("rglob")
+
+    def routed_glob(pathname, *, root_dir=None, dir_fd=None, recursive=False,
+                    include_hidden=False):
+        found = _user_glob(pathname, root_dir, recursive, include_hidden)
+        if found is None:
+            return _real["glob"](pathname, root_dir=root_dir, dir_fd=dir_fd,
+                                 recursive=recursive, include_hidden=include_hidden)
+        return found
+
+    def routed_iglob(pathname, *, root_dir=None, dir_fd=None, recursive=False,
+                     include_hidden=False):
+        found = _user_glob(pathname, root_dir, recursive, include_hidden)
+        if found is None:
+            return _real["iglob"](pathname, root_dir=root_dir, dir_fd=dir_fd,
+                                  recursive=recursive, include_hidden=include_hidden)
+        return iter(found)
+
+    def _user_glob(pathname, root_dir, recursive, hidden) -> list[str] | None:
+        """The matches of an absolute pattern whose folder before its first wildcard is
+        the user's, through the listings; None for any other pattern."""
+        pattern = os.fsdecode(pathname)
+        if root_dir is not None or not os.path.isabs(pattern) or not glob.has_magic(pattern):
+            return None
+        parts = pattern.split("/")
+        fixed = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+        top = "/".join(parts[:fixed]) or "/"
+        user = _user_path(top, state)
+        if user is None:
+            return None
+        return files.glob(user, [p for p in parts[fixed:] if p], recursive, hidden)
+
     for function in (routed_open, routed_listdir, routed_mkdir, routed_makedirs, routed_move):
         function.__module__ = CELLS_MODULE
     builtins.open = io.open = routed_open
@@ -251,6 +306,8 @@ def install_connected_files(files: ToolFiles, state: WorkerState) -> None:
     os.mkdir, os.makedirs = routed_mkdir, routed_makedirs
     os.rename, os.replace = renaming("rename"), renaming("replace")
     shutil.move = routed_move
+    routed_glob.__module__ = routed_iglob.__module__ = CELLS_MODULE
+    glob.glob, glob.iglob = routed_glob, routed_iglob
     os.path.exists = routed("exists", None)
     os.path.isfile = routed("isfile", "file")
     os.path.isdir = routed("isdir", "dir")
