@@ -147,21 +147,17 @@ def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str |
     path_glob("glob")
     path_glob("rglob")
 
-    def routed_glob(pathname, *, root_dir=None, dir_fd=None, recursive=False,
-                    include_hidden=False):
-        found = _user_glob(pathname, root_dir, recursive, include_hidden)
-        if found is None:
-            return _real["glob"](pathname, root_dir=root_dir, dir_fd=dir_fd,
-                                 recursive=recursive, include_hidden=include_hidden)
-        return found
-
-    def routed_iglob(pathname, *, root_dir=None, dir_fd=None, recursive=False,
+    def globbing_of(name: str):
+        def globbing(pathname, *, root_dir=None, dir_fd=None, recursive=False,
                      include_hidden=False):
-        found = _user_glob(pathname, root_dir, recursive, include_hidden)
-        if found is None:
-            return _real["iglob"](pathname, root_dir=root_dir, dir_fd=dir_fd,
-                                  recursive=recursive, include_hidden=include_hidden)
-        return iter(found)
+            found = _user_glob(pathname, root_dir, recursive, include_hidden)
+            if found is None:
+                return _real[name](pathname, root_dir=root_dir, dir_fd=dir_fd,
+                                   recursive=recursive, include_hidden=include_hidden)
+            return found if name == "glob" else iter(found)
+        globbing.__name__ = name
+        globbing.__module__ = CELLS_MODULE
+        return globbing
 
     def _user_glob(pathname, root_dir, recursive, hidden) -> list[str] | None:
         """The matches of an absolute pattern whose folder before its first wildcard is
@@ -184,8 +180,7 @@ def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str |
     os.mkdir, os.makedirs = routed_mkdir, routed_makedirs
     os.rename, os.replace = renaming("rename"), renaming("replace")
     shutil.move = routed_move
-    routed_glob.__module__ = routed_iglob.__module__ = CELLS_MODULE
-    glob.glob, glob.iglob = routed_glob, routed_iglob
+    glob.glob, glob.iglob = globbing_of("glob"), globbing_of("iglob")
     os.path.exists = routed("exists", None)
     os.path.isfile = routed("isfile", "file")
     os.path.isdir = routed("isdir", "dir")
