@@ -431,6 +431,25 @@ def test_folders_made_and_files_moved_on_the_users_paths_go_through_the_file_too
         assert len(calls) == before
 
 
+def test_a_glob_that_runs_out_of_tool_calls_says_so_instead_of_matching_less():
+    listings = {"/home/u": "[DIR] a\n[DIR] b", "/home/u/a": "[FILE] x.txt",
+                "/home/u/b": "[FILE] y.txt"}
+    calls = []
+
+    def filesystem(kind, payload):
+        calls.append(payload["kwargs"]["path"])
+        if len(calls) > 2:
+            raise ToolError("tool call limit reached (2 per turn): work with the results "
+                            "you have")
+        return {"content": listings[payload["kwargs"]["path"]]}
+
+    namespace = {"servers": {"filesystem": ["list_directory", "read_text_file"]}}
+    with Sandbox(filesystem, namespace=namespace) as box:
+        error = box.execute("import glob\nprint(glob.glob('/home/u/**/*.txt', "
+                            "recursive=True))").error
+        assert "tool call limit reached" in error
+
+
 def test_relative_paths_to_the_requests_files_lead_to_them():
     disk = {"/home/u/repo/poem.txt": "a\nb\nc\n"}
 

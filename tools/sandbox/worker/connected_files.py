@@ -136,8 +136,8 @@ class ToolFiles:
             part, after = rest[0], rest[1:]
             try:
                 entries = self.entries(folder)
-            except OSError:  # not a folder, not there: matches nothing, as in glob
-                return
+            except (FileNotFoundError, NotADirectoryError, PermissionError):
+                return  # matches nothing, as in glob (a refused call is said, though)
             if recursive and part == "**":
                 visit(folder, after)  # ** is also no folder at all
                 for name, is_dir in entries:
@@ -189,6 +189,8 @@ class ToolFiles:
                 raise PermissionError(errno.EACCES, message, at) from None
             if "already exists" in lower or "eexist" in lower:
                 raise FileExistsError(errno.EEXIST, message, at) from None
+            if "enotdir" in lower or "not a directory" in lower:
+                raise NotADirectoryError(errno.ENOTDIR, message, at) from None
             raise OSError(errno.EIO, message, at) from None
 
     def _error(self, path: str, why: str) -> OSError:

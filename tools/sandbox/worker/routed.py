@@ -44,13 +44,15 @@ def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str |
         user = user_path(path)
         return files.listdir(user) if user is not None else _real["listdir"](path)
 
+    def is_kind(user: str, kind: str | None) -> bool:
+        """Whether the user's path is there (``kind`` None), or a "file" or a "dir"."""
+        found = files.kind(user)
+        return found is not None if kind is None else found == kind
+
     def routed(name: str, kind: str | None):
         def check(path) -> bool:
             user = user_path(path)
-            if user is None:
-                return _real[name](path)
-            found = files.kind(user)
-            return found is not None if kind is None else found == kind
+            return _real[name](path) if user is None else is_kind(user, kind)
         check.__name__ = name
         check.__module__ = CELLS_MODULE
         return check
@@ -115,10 +117,7 @@ def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str |
 
         def check(self, *args, **kwargs):
             user = user_path(self)
-            if user is None:
-                return real(self, *args, **kwargs)
-            found = files.kind(user)
-            return found is not None if kind is None else found == kind
+            return real(self, *args, **kwargs) if user is None else is_kind(user, kind)
         check.__name__ = name
         check.__module__ = CELLS_MODULE
         setattr(pathlib.Path, name, check)
