@@ -446,6 +446,8 @@ def test_a_move_of_one_character_from_a_loop_over_text_says_to_split_lines(hub):
 
 
 def test_a_path_beside_the_servers_folder_gets_the_path_inside_it(hub):
+    from deskmate.app.agent.path_errors import outside_hint
+
     workdir = hub[1]
     beside = f"{workdir.parent}/logs"
     # As a tool call and as plain Python routed through the tools: the same hint.
@@ -459,3 +461,17 @@ def test_a_path_beside_the_servers_folder_gets_the_path_inside_it(hub):
     far = observations(hub, 'filesystem.list_directory(path="/etc")')[0]
     assert far.rstrip().endswith(
         f"Hint: the server reaches only what is inside {workdir}; /etc is outside.")
+    # The root itself (a loop's first character): said as the root, no crash.
+    assert outside_hint("Access denied - path outside allowed directories: / not in "
+                        "/w/a, /w/b").endswith("inside /w/a, /w/b; / is outside.")
+
+
+def test_a_hint_that_fails_leaves_the_servers_error_as_it_is(hub, monkeypatch):
+    from deskmate.app.agent import failure_hints
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug in a hint")
+
+    monkeypatch.setattr(failure_hints, "outside_hint", broken)
+    seen = observations(hub, 'filesystem.list_directory(path="/etc")')[0]
+    assert "outside allowed directories" in seen and "a bug in a hint" not in seen

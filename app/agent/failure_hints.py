@@ -15,6 +15,7 @@ quietly through the bridge: a hint's own call makes no hints of its own, and
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +47,8 @@ from deskmate.app.agent.value_hints import call_with, format_hint, leading_slash
 from deskmate.tools.signatures import Signature
 from deskmate.tools.spec import ToolSpec
 
+log = logging.getLogger(__name__)
+
 
 class FailureHints:
     """The hints for a failed call, given the bridge's tools (read when needed: the
@@ -60,7 +63,17 @@ class FailureHints:
     def text(self, server: str, spec: ToolSpec, sig: Signature, arguments: dict[str, Any],
              error: str, turn: TurnRecord, said: str) -> str:
         """What follows the error ``server``'s ``spec`` returned for ``arguments``; ""
-        when nothing applies. ``said``: the text of the user's messages so far."""
+        when nothing applies. ``said``: the text of the user's messages so far. A hint
+        that fails costs the hints, never the server's error (a path of "/" once turned
+        the call's failure into "ValueError: Can't mix absolute and relative paths")."""
+        try:
+            return self._text(server, spec, sig, arguments, error, turn, said)
+        except Exception:
+            log.exception("the hints for %s.%s failed", server, spec.name)
+            return ""
+
+    def _text(self, server: str, spec: ToolSpec, sig: Signature, arguments: dict[str, Any],
+              error: str, turn: TurnRecord, said: str) -> str:
         tools = self._tools()
         # A path taken from a web address: the page's fetch, not the folder's listing.
         return ((web_address_hint(tools, error, arguments, said)

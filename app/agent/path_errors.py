@@ -70,11 +70,11 @@ def outside_hint(error: str) -> str:
     found = OUTSIDE.search(error)
     if found is None:
         return ""
-    path = found.group(1).rstrip("/")
+    path = found.group(1).rstrip("/") or "/"
     allowed = [d.strip().rstrip("/") for d in found.group(2).split(",") if d.strip()]
     # The folder that shares the most of the path's start (/w/workspace for /w/logs).
     best = max(allowed, key=lambda d: len(posixpath.commonpath([d, path])), default=None)
-    if best is None or not path or path.startswith(best + "/"):
+    if best is None or path.startswith(best + "/"):
         return ""
     if posixpath.commonpath([best, path]) == "/":  # nowhere near: no path to offer
         return (f"\nHint: the server reaches only what is inside {', '.join(allowed)}; "
