@@ -726,12 +726,13 @@ def test_folders_made_files_moved_and_globbed_by_plain_python_are_the_users(file
             f"    shutil.move('{folder}/' + name, '{folder}/logs')\n"
             "import glob, pathlib\n"
             f"print(sorted(glob.glob('{folder}/logs/*.log')), "
-            f"pathlib.Path('{folder}/logs/a.log').exists())\n```")
+            f"pathlib.Path('{folder}/logs/a.log').exists(), "
+            f"os.path.getsize('{folder}/logs/a.log'))\n```")
     events = run_scripted(hub, [cell, "Final answer: moved."], task)
     # The real server made the folder and moved the files: real calls, on the disk.
     assert sorted(p.name for p in (folder / "logs").iterdir()) == ["a.log", "b.log"]
     assert not (folder / "a.log").exists() and (folder / "logs" / "b.log").read_text() == "b.log"
     output = next(e.content for e in events if isinstance(e, ev.Observation))
-    assert f"['{folder}/logs/a.log', '{folder}/logs/b.log'] True" in output
+    assert f"['{folder}/logs/a.log', '{folder}/logs/b.log'] True 5" in output
     started = [e.tool for e in events if isinstance(e, ev.ToolCallStarted)]
     assert started.count("create_directory") == 1 and started.count("move_file") == 2

@@ -4,11 +4,11 @@ Small models write ``open(path).read()`` and ``os.listdir(folder)`` far more rea
 than ``filesystem.read_text_file(path=...)``; in the eval suite that was code mode's
 main failure. When a connected server has the usual file tools (the MCP filesystem
 server's names), a cell's ``open``, ``os.listdir``, ``os.path.exists``/``isfile``/
-``isdir``, ``os.walk``, ``glob.glob``, ``os.mkdir``/``makedirs`` and ``os.rename``/
-``replace``/``shutil.move`` on a path the sandbox does not have go through those tools
-(paths.py routes them here): each is a real tool call — checked, approved, recorded —
-so the tool channel stays the only way out. Paths the sandbox has (its working folder)
-keep plain Python behaviour.
+``isdir``/``getsize``, ``os.walk``, ``glob.glob``, ``os.mkdir``/``makedirs`` and
+``os.rename``/``replace``/``shutil.move`` on a path the sandbox does not have go through
+those tools (routed.py routes them here): each is a real tool call — checked,
+approved, recorded — so the tool channel stays the only way out. Paths the sandbox has
+(its working folder) keep plain Python behaviour.
 
 Runs inside the sandbox worker: standard library only.
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import fnmatch
 import io
+import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,9 @@ WRITE_TOOLS = ("write_file",)
 LIST_TOOLS = ("list_directory",)
 MKDIR_TOOLS = ("create_directory",)
 MOVE_TOOLS = ("move_file",)
+INFO_TOOLS = ("get_file_info",)
+# get_file_info's text: "size: 6\ncreated: …\nisFile: true\n…"
+SIZE_LINE = re.compile(r"^size:\s*(\d+)\s*$", re.M)
 
 
 class ToolFiles:
@@ -40,6 +44,7 @@ class ToolFiles:
         self.read_tool, self.write_tool = first(READ_TOOLS), first(WRITE_TOOLS)
         self.list_tool = first(LIST_TOOLS)
         self.mkdir_tool, self.move_tool = first(MKDIR_TOOLS), first(MOVE_TOOLS)
+        self.info_tool = first(INFO_TOOLS)
 
     @classmethod
     def find(cls, servers: dict[str, list[str]],
@@ -152,6 +157,15 @@ class ToolFiles:
 
         visit(top, parts)
         return list(dict.fromkeys(found))
+
+    def size(self, path: str) -> int:
+        """A file's size in bytes, as the server's file info gives it."""
+        if self.info_tool is None:
+            raise self._error(path, f"server {self.server!r} has no get_file_info tool")
+        found = SIZE_LINE.search(tool_text(self._tool(self.info_tool, path)))
+        if found is None:
+            raise self._error(path, "the file info did not say its size")
+        return int(found.group(1))
 
     def kind(self, path: str) -> str | None:
         """"file", "dir" or None (absent, or the tools cannot tell)."""

@@ -1,8 +1,9 @@
 """Python's file calls, replaced by ones that reach the user's paths through the file
 tools (``ToolFiles``, connected_files.py): ``open``, ``os.listdir``, the existence checks
-of ``os.path`` and ``pathlib``, ``glob`` and ``pathlib``'s glob, making folders and
-moving. Each replacement keeps Python's behaviour for every other path (the sandbox's
-own folder) and raises what Python would (``FileNotFoundError``, ``FileExistsError``).
+of ``os.path`` and ``pathlib``, ``os.path.getsize``, ``glob`` and ``pathlib``'s glob,
+making folders and moving. Each replacement keeps Python's behaviour for every other
+path (the sandbox's own folder) and raises what Python would (``FileNotFoundError``,
+``FileExistsError``).
 
 The functions that replace Python's keep their plain signatures and no postponed
 annotations: ``help(open)`` in a cell shows them.
@@ -24,7 +25,8 @@ from .state import CELLS_MODULE, WorkerState
 _real = {"open": open, "isdir": os.path.isdir, "isfile": os.path.isfile,
          "exists": os.path.exists, "listdir": os.listdir, "mkdir": os.mkdir,
          "makedirs": os.makedirs, "rename": os.rename, "replace": os.replace,
-         "move": shutil.move, "glob": glob.glob, "iglob": glob.iglob}
+         "move": shutil.move, "glob": glob.glob, "iglob": glob.iglob,
+         "getsize": os.path.getsize}
 
 
 def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str | None],
@@ -56,6 +58,10 @@ def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str |
         check.__name__ = name
         check.__module__ = CELLS_MODULE
         return check
+
+    def routed_getsize(filename):
+        user = user_path(filename)
+        return _real["getsize"](filename) if user is None else files.size(user)
 
     def made(path) -> str | None:
         """A folder or a move's destination to make as the user's: a relative one only
@@ -172,7 +178,8 @@ def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str |
             return None
         return files.glob(user, [p for p in parts[fixed:] if p], recursive, hidden)
 
-    for function in (routed_open, routed_listdir, routed_mkdir, routed_makedirs, routed_move):
+    for function in (routed_open, routed_listdir, routed_getsize, routed_mkdir,
+                     routed_makedirs, routed_move):
         function.__module__ = CELLS_MODULE
     builtins.open = io.open = routed_open
     os.listdir = routed_listdir
@@ -183,3 +190,4 @@ def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str |
     os.path.exists = routed("exists", None)
     os.path.isfile = routed("isfile", "file")
     os.path.isdir = routed("isdir", "dir")
+    os.path.getsize = routed_getsize
