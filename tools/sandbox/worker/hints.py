@@ -31,8 +31,13 @@ WRITE_TOOLS = ("move_file", "write_file", "create_directory", "edit_file")
 
 
 def hint(exc: BaseException, toolspace: Toolspace) -> str:
-    """A line that says how to fix ``exc``, or ""."""
-    return _by_kind(exc, toolspace) or regex_miss(exc)
+    """A line that says how to fix ``exc``, or "". A hint that fails costs the hint,
+    never the worker (a name clash in this module once ended the worker, and every
+    variable of the session, on a plain KeyError)."""
+    try:
+        return _by_kind(exc, toolspace) or regex_miss(exc)
+    except Exception:
+        return ""
 
 
 def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
@@ -102,7 +107,7 @@ def _leaves(path: str, value: Any, depth: int) -> Iterator[tuple[str, Any]]:
     if isinstance(value, dict) and depth:
         for key, inner in value.items():
             yield from _leaves(f"{path}[{key!r}]", inner, depth - 1)
-    elif isinstance(value, str | int | float | bool) and len(repr(value)) <= VALUE_CHARS:
+    elif _shown_value(value):
         yield path, value
 
 
@@ -202,9 +207,12 @@ VALUE_CHARS = 40
 def _key_and_value(key: object, value: object) -> str:
     """``'datetime'`` with its value when that is short and plain (a str, a number), so
     the key that holds what the request asks for shows itself."""
-    if isinstance(value, str | int | float | bool) and len(repr(value)) <= VALUE_CHARS:
-        return f"{key!r} ({value!r})"
-    return repr(key)
+    return f"{key!r} ({value!r})" if _shown_value(value) else repr(key)
+
+
+def _shown_value(value: object) -> bool:
+    """A value short and plain enough to show beside its key (a str, a number)."""
+    return isinstance(value, str | int | float | bool) and len(repr(value)) <= VALUE_CHARS
 
 
 def close_key(key: object, keys: list[object]) -> object | None:
