@@ -290,24 +290,46 @@ def test_paths_outside_the_sandbox_say_where_files_are():
         assert caught.stdout.strip() == "SandboxPathError"
 
 
-def test_plain_file_calls_on_the_users_paths_go_through_the_file_tools():
-    disk = {"/home/u/notes/a.txt": "1\n2\n"}
-    calls = []
+class FakeFiles:
+    """The MCP filesystem server's answers over dicts: ``disk`` (path -> text) and the
+    ``folders`` made; ``calls`` records (tool, path) of each call."""
 
-    def filesystem(kind, payload):  # the MCP filesystem server's answers, on a dict
-        tool, path = payload["tool"], payload["kwargs"].get("path", "")
-        calls.append((tool, path))
+    def __init__(self, disk: dict[str, str], folders: set[str] | None = None) -> None:
+        self.disk, self.folders = disk, folders if folders is not None else set()
+        self.calls: list[tuple[str, str]] = []
+
+    def __call__(self, kind, payload):
+        tool, kwargs = payload["tool"], payload["kwargs"]
+        path = kwargs.get("path", kwargs.get("source", ""))
+        self.calls.append((tool, path))
         if tool == "read_text_file":
-            if path not in disk:
+            if path not in self.disk:
                 raise ToolError(f"ENOENT: no such file or directory, open '{path}'")
-            return {"content": disk[path]}
+            return {"content": self.disk[path]}
         if tool == "write_file":
-            disk[path] = payload["kwargs"]["content"]
+            self.disk[path] = kwargs["content"]
             return {"content": f"Successfully wrote to {path}"}
-        below = {p[len(path) + 1:] for p in disk if p.startswith(path + "/")}
-        entries = sorted({(f"[DIR] {b.split('/')[0]}" if "/" in b else f"[FILE] {b}")
-                          for b in below})
+        if tool == "create_directory":
+            while path not in self.folders:
+                self.folders.add(path)
+                path = path.rpartition("/")[0]
+            return {"content": f"Successfully created directory {kwargs['path']}"}
+        if tool == "move_file":
+            destination = kwargs["destination"]
+            if destination in self.disk or destination in self.folders:
+                raise ToolError(f"Destination already exists: {destination}")
+            self.disk[destination] = self.disk.pop(path)
+            return {"content": f"Successfully moved {path} to {destination}"}
+        below = {p[len(path) + 1:] for p in [*self.disk, *self.folders]
+                 if p.startswith(path + "/")}
+        entries = sorted({(f"[DIR] {b.split('/')[0]}" if "/" in b or f"{path}/{b}" in self.folders
+                           else f"[FILE] {b}") for b in below})
         return {"content": "\n".join(entries)}
+
+
+def test_plain_file_calls_on_the_users_paths_go_through_the_file_tools():
+    filesystem = FakeFiles({"/home/u/notes/a.txt": "1\n2\n"})
+    disk, calls = filesystem.disk, filesystem.calls
 
     namespace = {"servers": {"filesystem": ["list_directory", "read_text_file", "write_file"]}}
     with Sandbox(filesystem, namespace=namespace) as box:
@@ -374,30 +396,9 @@ def test_plain_file_calls_on_the_users_paths_go_through_the_file_tools():
 
 
 def test_folders_made_and_files_moved_on_the_users_paths_go_through_the_file_tools():
-    disk = {"/home/u/a.log": "x", "/home/u/b.log": "y", "/home/u/c.log": "z"}
-    folders = {"/home/u"}
-    calls = []
-
-    def filesystem(kind, payload):  # the MCP filesystem server's answers, on dicts
-        tool, kwargs = payload["tool"], payload["kwargs"]
-        calls.append(tool)
-        if tool == "create_directory":
-            path = kwargs["path"]
-            while path not in folders:
-                folders.add(path)
-                path = path.rpartition("/")[0]
-            return {"content": f"Successfully created directory {kwargs['path']}"}
-        if tool == "move_file":
-            source, destination = kwargs["source"], kwargs["destination"]
-            if destination in disk or destination in folders:
-                raise ToolError(f"Destination already exists: {destination}")
-            disk[destination] = disk.pop(source)
-            return {"content": f"Successfully moved {source} to {destination}"}
-        path = kwargs["path"]
-        below = {p[len(path) + 1:] for p in [*disk, *folders] if p.startswith(path + "/")}
-        entries = sorted({(f"[DIR] {b.split('/')[0]}" if "/" in b or f"{path}/{b}" in folders
-                           else f"[FILE] {b}") for b in below})
-        return {"content": "\n".join(entries)}
+    filesystem = FakeFiles({"/home/u/a.log": "x", "/home/u/b.log": "y", "/home/u/c.log": "z"},
+                           {"/home/u"})
+    disk, folders, calls = filesystem.disk, filesystem.folders, filesystem.calls
 
     namespace = {"servers": {"filesystem": ["list_directory", "create_directory",
                                             "move_file", "read_text_file"]}}
@@ -448,6 +449,17 @@ def test_a_glob_that_runs_out_of_tool_calls_says_so_instead_of_matching_less():
         error = box.execute("import glob\nprint(glob.glob('/home/u/**/*.txt', "
                             "recursive=True))").error
         assert "tool call limit reached" in error
+
+
+def test_a_hint_that_fails_costs_the_hint_not_the_session(monkeypatch):
+    from deskmate.tools.sandbox.worker import hints
+
+    def broken(exc, toolspace):
+        raise TypeError("a bug in a hint")
+
+    monkeypatch.setattr(hints, "_by_kind", broken)
+    error = hints.hint(KeyError("city"), None)  # type: ignore[arg-type]
+    assert error == ""
 
 
 def test_relative_paths_to_the_requests_files_lead_to_them():
