@@ -3,12 +3,10 @@
 Small models write ``open(path).read()`` and ``os.listdir(folder)`` far more readily
 than ``filesystem.read_text_file(path=...)``; in the eval suite that was code mode's
 main failure. When a connected server has the usual file tools (the MCP filesystem
-server's names), a cell's ``open``, ``os.listdir``, ``os.path.exists``/``isfile``/
-``isdir``/``getsize``, ``os.walk``, ``glob.glob``, ``os.mkdir``/``makedirs`` and
-``os.rename``/``replace``/``shutil.move`` on a path the sandbox does not have go through
-those tools (routed.py routes them here): each is a real tool call — checked,
-approved, recorded — so the tool channel stays the only way out. Paths the sandbox has
-(its working folder) keep plain Python behaviour.
+server's names), a cell's plain file calls on a path the sandbox does not have (which
+ones: routed.py, which replaces them) become these operations: each is a real tool
+call — checked, approved, recorded — so the tool channel stays the only way out. Paths
+the sandbox has (its working folder) keep plain Python behaviour.
 
 Runs inside the sandbox worker: standard library only.
 """
