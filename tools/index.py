@@ -26,7 +26,8 @@ from deskmate.tools.catalog import Catalog, ServerInfo
 from deskmate.tools.signatures import py_identifier, signature
 
 HEADER = "Servers (call tool_help(server, name) for a tool's signature):"
-# The first line of a listing with every signature (the agent then skips its head start).
+# The first line of a listing with every signature. The head start still follows the
+# request then: without it the 1.5B answered from a guess at once (0d519ab).
 SIGNATURES_HEADER = "Tools (every tool of each server, called as server.tool(name=value)):"
 SEARCH_HINT = "Tool names are not all listed: use search_tools(...) to find tools."
 MORE = "Other servers (tool count):"
