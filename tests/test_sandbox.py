@@ -451,15 +451,20 @@ def test_a_glob_that_runs_out_of_tool_calls_says_so_instead_of_matching_less():
         assert "tool call limit reached" in error
 
 
-def test_a_hint_that_fails_costs_the_hint_not_the_session(monkeypatch):
-    from deskmate.tools.sandbox.worker import hints
+def test_a_hint_that_fails_costs_the_hint_not_the_cells_error(monkeypatch):
+    # What the worker sends back for a failed cell (cell.format_error): a hint that
+    # raised had ended the worker, and the session's variables with it.
+    from deskmate.tools.sandbox.worker import cell, hints
 
     def broken(exc, toolspace):
         raise TypeError("a bug in a hint")
 
     monkeypatch.setattr(hints, "_by_kind", broken)
-    error = hints.hint(KeyError("city"), None)  # type: ignore[arg-type]
-    assert error == ""
+    try:
+        {}["city"]
+    except KeyError as exc:
+        error = cell.format_error(exc, None)  # type: ignore[arg-type]
+    assert error.endswith("KeyError: 'city'") and "a bug in a hint" not in error
 
 
 def test_relative_paths_to_the_requests_files_lead_to_them():
