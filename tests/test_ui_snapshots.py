@@ -12,7 +12,16 @@ import time
 
 import pytest
 from conftest import ROOT, toy_server
-from test_ui_support import ask, call, make_app, ready, scripted, turn_done, wait_for
+from test_ui_support import (
+    ask,
+    call,
+    lay_out_below,
+    make_app,
+    ready,
+    scripted,
+    turn_done,
+    wait_for,
+)
 
 from deskmate.app.agent import events as ev
 from deskmate.app.config import Config
@@ -104,6 +113,7 @@ def test_approval_dialog(snap_compare):
         await pilot.pause(0.3)
         app.chat.query_one("#transcript").scroll_end(animate=False, immediate=True)
         await pilot.pause(0.3)
+        await lay_out_below(pilot, app.chat.screen)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -206,6 +216,7 @@ def test_question_dialog(snap_compare, mcp_bin):
         await wait_for(pilot, lambda: app.focused is field, what="the first field's focus")
         field.cursor_blink = False
         await pilot.pause(0.3)
+        await lay_out_below(pilot, app.chat.screen)
 
     assert snap_compare(app, terminal_size=(110, 40), run_before=run_before)
 

@@ -66,6 +66,18 @@ def record_notifications(app: DeskmateApp) -> DeskmateApp:
     return app
 
 
+async def lay_out_below(pilot, screen) -> None:
+    """Lay out and draw ``screen`` (under a dialog) now, as it stands.
+
+    Textual lays out the top screen on every ``pilot.pause()`` but a screen under a
+    dialog only when its own timer gets round to it: a snapshot of a dialog would show
+    the chat as it was at some earlier moment (on a loaded machine an action's title cut
+    at the width it had before the question). ``pilot.pause`` does this for the top screen.
+    """
+    screen._on_timer_update()
+    await pilot.pause()
+
+
 def scripted(*replies, chunk: int = 6) -> ScriptedModel:
     return ScriptedModel(list(replies), chunk=chunk)
 
