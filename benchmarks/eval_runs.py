@@ -2,7 +2,7 @@
 more commits side by side: success, score and cost per commit.
 
     python benchmarks/eval_runs.py [--tasks smoke] [--rev HEAD --rev BRANCH ...]
-        [--model NAME|PATH] [--mode code] [--queues 2] [--out .cache/eval-runs]
+        [--model GGUF] [--mode code] [--queues 2] [--out .cache/eval-runs]
 
 Each commit runs from a `git archive` of it (the working tree when no --rev is given), with
 the settings of the issue's figures: greedy, `--max-steps 5 --max-tokens 384`, one llama.cpp
