@@ -99,7 +99,7 @@ def totals(results: dict[str, dict | None]) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--tasks", default="smoke", help="task ids or selections, comma-separated")
     parser.add_argument("--rev", action="append", help="a commit to run (repeatable)")
     parser.add_argument("--model", type=Path, default=TINY)
