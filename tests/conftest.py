@@ -192,6 +192,33 @@ def outcome_scores(suite, task_id: str, right, wrong, root: Path) -> tuple[float
     return tuple(scores)
 
 
+def tells_right_from_wrong(suite, task_id: str, right, wrong, root: Path) -> None:
+    """A task's checks score ``right`` 1.0, ``wrong`` (a slip a small model makes) and an
+    untouched workspace below 1.0 (``outcome_scores``)."""
+    right_, wrong_, untouched = outcome_scores(suite, task_id, right, wrong, root)
+    assert right_ == 1.0, (task_id, right_, wrong_)
+    assert wrong_ < 1.0, (task_id, right_, wrong_)
+    assert untouched < 1.0, task_id
+
+
+def says(text: str):
+    """An eval task's outcome that only answers ``text``."""
+    return lambda workspace: text
+
+
+def suite_helpers():
+    """The local suite's helpers.py as a module (the verifiers' own reading of "today",
+    e.g. ``convert``): a solution computes what they expect the same way."""
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    spec = spec_from_file_location("suite_helpers",
+                                   ROOT / "assets" / "eval" / "local" / "helpers.py")
+    assert spec is not None and spec.loader is not None
+    module = module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def git_out(workspace: Path, *args: str) -> str:
     """The stripped output of ``git ARGS`` in ``workspace`` (raises on failure)."""
     return subprocess.run(["git", *args], cwd=workspace, capture_output=True, text=True,

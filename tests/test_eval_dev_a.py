@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
 
 import pytest
-from conftest import git_out, outcome_scores, writes
+from conftest import git_out, says, suite_helpers, tells_right_from_wrong, writes
 
 from deskmate.finetune.eval.suite import load_suite
 
@@ -18,18 +17,6 @@ LOCAL = Path(__file__).resolve().parent.parent / "assets" / "eval" / "local"
 SUITE = load_suite(LOCAL)
 IDS = {"dev-fs-1", "dev-fs-2", "dev-fs-3", "dev-fs-4", "dev-fs-5", "dev-git-1", "dev-git-2",
        "dev-mem-1", "dev-mem-2", "dev-time-1"}
-
-
-def _helpers():
-    spec = spec_from_file_location("suite_helpers", LOCAL / "helpers.py")
-    assert spec is not None and spec.loader is not None
-    module = module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _answer(text: str) -> Callable[[Path], str]:
-    return lambda workspace: text
 
 
 def _archive(keep_old: bool) -> Callable[[Path], str]:
@@ -85,7 +72,7 @@ def _person(name: str, kind: str, role: str) -> Callable[[Path], str]:
 
 def _standup(shift_madrid: int) -> Callable[[Path], str]:
     def solve(workspace: Path) -> str:
-        convert = _helpers().convert
+        convert = suite_helpers().convert
         lines = []
         for name, zone in (("Ana", "America/Sao_Paulo"), ("Jonas", "Europe/Madrid"),
                            ("Mei", "Asia/Singapore"), ("Raj", "Asia/Kolkata")):
@@ -100,7 +87,7 @@ def _standup(shift_madrid: int) -> Callable[[Path], str]:
 
 # task id -> a correct outcome (changes the workspace, returns the answer)
 SOLUTIONS: dict[str, Callable[[Path], str]] = {
-    "dev-fs-1": _answer("2"),
+    "dev-fs-1": says("2"),
     "dev-fs-2": _archive(keep_old=False),
     "dev-fs-3": writes("oslo-average.txt", "4.2\n"),
     "dev-fs-4": writes("open-by-team.json", '{"web": 3, "infra": 2, "mobile": 2, "billing": 0}'),
@@ -114,7 +101,7 @@ SOLUTIONS: dict[str, Callable[[Path], str]] = {
 
 # task id -> a plausible wrong outcome (a slip a small model makes)
 MISTAKES: dict[str, Callable[[Path], str]] = {
-    "dev-fs-1": _answer("3"),  # the waffles' (or the omelette's) eggs
+    "dev-fs-1": says("3"),  # the waffles' (or the omelette's) eggs
     "dev-fs-2": _archive(keep_old=True),  # a copy, not a move
     "dev-fs-3": writes("oslo-average.txt", "5.5\n"),  # dropped the -1 row
     "dev-fs-4": writes("open-by-team.json", '{"web": 3, "infra": 2, "mobile": 2}'),  # no 0
@@ -134,8 +121,4 @@ def test_the_ids_are_the_ten_dev_tasks_and_each_has_a_solution_and_a_slip():
 
 @pytest.mark.parametrize("task_id", sorted(SOLUTIONS))
 def test_a_dev_tasks_check_tells_right_from_wrong(task_id, tmp_path):
-    right, wrong, untouched = outcome_scores(SUITE, task_id, SOLUTIONS[task_id],
-                                             MISTAKES[task_id], tmp_path)
-    assert right == 1.0, (task_id, right, wrong)
-    assert wrong < 1.0, (task_id, right, wrong)
-    assert untouched < 1.0, task_id
+    tells_right_from_wrong(SUITE, task_id, SOLUTIONS[task_id], MISTAKES[task_id], tmp_path)

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
 
 import pytest
-from conftest import git_out, outcome_scores, writes
+from conftest import git_out, outcome_scores, suite_helpers, tells_right_from_wrong, writes
 
 from deskmate.finetune.eval.suite import load_suite
 
@@ -18,14 +17,6 @@ LOCAL = Path(__file__).resolve().parent.parent / "assets" / "eval" / "local"
 SUITE = load_suite(LOCAL)
 IDS = {"dev-fs-6", "dev-fs-7", "dev-fs-8", "dev-git-3", "dev-git-4", "dev-mem-3",
        "dev-time-2", "dev-every-1", "dev-fetch-1", "dev-fetch-2"}
-
-
-def _helpers():
-    spec = spec_from_file_location("suite_helpers", LOCAL / "helpers.py")
-    assert spec is not None and spec.loader is not None
-    module = module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _rename(stems: tuple[str, ...], suffix: str = ".jpg") -> Callable[[Path], str]:
@@ -93,7 +84,7 @@ def _moves(replace_old: bool, answer: str) -> Callable[[Path], str]:
 
 def _landing(shift_minutes: int, fmt: str = "{:02d}:{:02d}") -> Callable[[Path], str]:
     def solve(workspace: Path) -> str:
-        depart = _helpers().convert("10:20", "Europe/Lisbon", "America/New_York")
+        depart = suite_helpers().convert("10:20", "Europe/Lisbon", "America/New_York")
         hour, minute = map(int, depart.split(":"))
         total = (hour * 60 + minute + 8 * 60 + 5 + shift_minutes) % (24 * 60)
         (workspace / "landing.txt").write_text(fmt.format(total // 60, total % 60) + "\n")
@@ -154,11 +145,7 @@ def test_the_ten_tasks_each_have_a_solution_and_a_slip():
 
 @pytest.mark.parametrize("task_id", sorted(IDS))
 def test_a_dev_tasks_check_tells_right_from_wrong(task_id, tmp_path):
-    right, wrong, untouched = outcome_scores(SUITE, task_id, SOLUTIONS[task_id],
-                                             MISTAKES[task_id], tmp_path)
-    assert right == 1.0, (task_id, right, wrong)
-    assert wrong < 1.0, (task_id, right, wrong)
-    assert untouched < 1.0, task_id
+    tells_right_from_wrong(SUITE, task_id, SOLUTIONS[task_id], MISTAKES[task_id], tmp_path)
 
 
 @pytest.mark.parametrize("task_id", sorted(VARIANTS))

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import git_out, outcome_scores, writes
+from conftest import git_out, suite_helpers, tells_right_from_wrong, writes
 
 from deskmate.finetune.eval.suite import load_suite
 
@@ -19,12 +19,7 @@ SUITE = load_suite(LOCAL)
 
 def _berlin(shift: int) -> Callable[[Path], str]:
     """calls-berlin.txt with each call's Berlin time, ``shift`` hours off."""
-    from importlib.util import module_from_spec, spec_from_file_location
-
-    spec = spec_from_file_location("suite_helpers", LOCAL / "helpers.py")
-    assert spec is not None and spec.loader is not None
-    helpers = module_from_spec(spec)
-    spec.loader.exec_module(helpers)
+    helpers = suite_helpers()
 
     def solve(workspace: Path) -> str:
         lines = []
@@ -103,8 +98,4 @@ def test_the_multi_step_train_tasks_are_train_and_each_has_a_solution_and_a_slip
 
 @pytest.mark.parametrize("task_id", sorted(SOLUTIONS))
 def test_a_multi_step_tasks_check_tells_right_from_wrong(task_id, tmp_path):
-    right, wrong, untouched = outcome_scores(SUITE, task_id, SOLUTIONS[task_id],
-                                             MISTAKES[task_id], tmp_path)
-    assert right == 1.0, (task_id, right, wrong)
-    assert wrong < 1.0, (task_id, right, wrong)
-    assert untouched < 1.0, task_id
+    tells_right_from_wrong(SUITE, task_id, SOLUTIONS[task_id], MISTAKES[task_id], tmp_path)

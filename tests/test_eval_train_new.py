@@ -6,29 +6,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
 
 import pytest
-from conftest import git_out, outcome_scores, writes
+from conftest import git_out, says, suite_helpers, tells_right_from_wrong, writes
 
 from deskmate.finetune.eval.suite import load_suite
 
 LOCAL = Path(__file__).resolve().parent.parent / "assets" / "eval" / "local"
 SUITE = load_suite(LOCAL)
 HELD = ("git-rename-notes-commit", "mem-team-from-csv")
-
-
-def _helpers():
-    spec = spec_from_file_location("suite_helpers", LOCAL / "helpers.py")
-    assert spec is not None and spec.loader is not None
-    module = module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _answer(text: str) -> Callable[[Path], str]:
-    return lambda workspace: text
 
 
 def _count_lines(number: str, message: str) -> Callable[[Path], str]:
@@ -63,7 +50,7 @@ def _people(roles: dict[str, str], answer: str) -> Callable[[Path], str]:
 
 def _deadline(shift: int) -> Callable[[Path], str]:
     def solve(workspace: Path) -> str:
-        hour, minute = map(int, _helpers().convert("17:30", "Asia/Tokyo",
+        hour, minute = map(int, suite_helpers().convert("17:30", "Asia/Tokyo",
                                                    "Europe/London").split(":"))
         (workspace / "deadline-london.txt").write_text(f"{(hour + shift) % 24:02d}:{minute:02d}\n")
         return ""
@@ -72,7 +59,7 @@ def _deadline(shift: int) -> Callable[[Path], str]:
 
 def _sydney(shift: int) -> Callable[[Path], str]:
     def solve(workspace: Path) -> str:
-        helpers = _helpers()
+        helpers = suite_helpers()
         paris = helpers.convert("09:00", "Australia/Sydney", "Europe/Paris")
         york = helpers.convert("09:00", "Australia/Sydney", "America/New_York")
         hour, minute = map(int, york.split(":"))
@@ -92,13 +79,13 @@ SOLUTIONS: dict[str, Callable[[Path], str]] = {
     "fs-hours-per-person": writes("hours.txt", "Ines: 11.5\nTomas: 10.5\nWen: 10.5\n",
                                   "Ines worked the most (11.5 hours)."),
     "fs-port-typo": writes("config.ini", CONFIG.format(8080), "It was 80800."),
-    "fs-earliest-event": _answer("The first was the database migration on 2024-11-02."),
+    "fs-earliest-event": says("The first was the database migration on 2024-11-02."),
     "fs-lowercase-emails": writes("contacts.txt", LOWER, "I changed 2 lines."),
     "git-count-lines-commit": _count_lines("6", "Count lines"),
     "git-rename-notes-commit": _rename(keep_old=False),
     "mem-acme-people-file": writes("acme.txt", "Ben Ito\nMila Novak\nZoe Park\n"),
     "mem-team-from-csv": _people(ROLES, "I added 3 people."),
-    "mem-most-observations": _answer("Lena has the most: 4 observations."),
+    "mem-most-observations": says("Lena has the most: 4 observations."),
     "time-tokyo-deadline-file": _deadline(0),
     "time-sydney-two-cities": _sydney(0),
 }
@@ -109,13 +96,13 @@ MISTAKES: dict[str, Callable[[Path], str]] = {
     "fs-hours-per-person": writes("hours.txt", "Ines: 7.5\nTomas: 6\nWen: 8\n",
                                   "Wen worked the most."),  # first rows only
     "fs-port-typo": writes("config.ini", "[server]\nport = 8080\n", "It was 80800."),
-    "fs-earliest-event": _answer("The first was the api deploy on 2025-03-14."),
+    "fs-earliest-event": says("The first was the api deploy on 2025-03-14."),
     "fs-lowercase-emails": writes("contacts.txt", LOWER, "I changed 5 lines."),
     "git-count-lines-commit": _count_lines("7", "Count lines"),  # counted a blank line
     "git-rename-notes-commit": _rename(keep_old=True),  # a copy, not a rename
     "mem-acme-people-file": writes("acme.txt", "Zoe Park\nMila Novak\nBen Ito\n"),
     "mem-team-from-csv": _people({"Nadia Khan": "designer"}, "I added 3 people."),
-    "mem-most-observations": _answer("Quill has the most: 3 observations."),
+    "mem-most-observations": says("Quill has the most: 3 observations."),
     "time-tokyo-deadline-file": _deadline(1),
     "time-sydney-two-cities": _sydney(1),
 }
@@ -131,8 +118,4 @@ def test_the_new_tasks_follow_the_split_and_each_has_a_solution_and_a_slip():
 
 @pytest.mark.parametrize("task_id", sorted(SOLUTIONS))
 def test_a_new_tasks_check_tells_right_from_wrong(task_id, tmp_path):
-    right, wrong, untouched = outcome_scores(SUITE, task_id, SOLUTIONS[task_id],
-                                             MISTAKES[task_id], tmp_path)
-    assert right == 1.0, (task_id, right, wrong)
-    assert wrong < 1.0, (task_id, right, wrong)
-    assert untouched < 1.0, task_id
+    tells_right_from_wrong(SUITE, task_id, SOLUTIONS[task_id], MISTAKES[task_id], tmp_path)
