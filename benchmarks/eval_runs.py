@@ -9,8 +9,9 @@ the settings of the issue's figures: greedy, `--max-steps 5 --max-tokens 384`, o
 thread a process, `--stable` (the same workspace paths, site address and commit dates, so
 two commits differ only where their code does). Tasks run in `--queues` processes at once;
 two runs of the same task never overlap (their --stable folder is shared) and the fetch
-tasks run one at a time (the stable site port). A task whose result is already under
-`--out/<name>/<task>` is not run again: an interrupted run goes on where it stopped.
+tasks run one at a time (the stable site port). A commit's task whose result is already
+under `--out/runs/<name>/<task>` is not run again: an interrupted run goes on where it
+stopped (the working tree, which may have changed since, always runs afresh).
 Default: the `smoke` tasks with the tiny model (a check of the mechanics; agent quality
 needs `--model` a Qwen2.5-Coder GGUF). The last line printed is one JSON object.
 """
@@ -18,6 +19,7 @@ needs `--model` a Qwen2.5-Coder GGUF). The last line printed is one JSON object.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -37,7 +39,7 @@ _tasks: dict[str, threading.Lock] = {}  # a task's stable folder, across commits
 def source(rev: str | None, out: Path) -> tuple[str, Path]:
     """The name and folder a commit runs from (``None``: this working tree)."""
     if rev is None:
-        return "worktree", ROOT
+        return "worktree", ROOT  # (its results are not reused: see run_task)
     sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], check=True,
                          capture_output=True, text=True).stdout.strip()
     folder = out / "src" / sha
@@ -52,12 +54,15 @@ def source(rev: str | None, out: Path) -> tuple[str, Path]:
     return sha, folder
 
 
-def run_task(src: Path, name: str, task: str, args: argparse.Namespace) -> dict | None:
-    """One task in its own process and home; its result (the eval's JSON), or None."""
+def run_task(src: Path, name: str, task: str, sited: bool,
+             args: argparse.Namespace) -> dict | None:
+    """One task in its own process and home; its result (the eval's JSON), or None.
+    ``sited``: it reads the suite's local site (served on the one stable port)."""
     folder = args.out / "runs" / name / task
     done = folder / "result.json"
-    if done.exists():
+    if done.exists() and src != ROOT:
         return json.loads(done.read_text())
+    shutil.rmtree(folder, ignore_errors=True)  # a cut-short or earlier try's home
     home = folder / "home"
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(f"[model]\nthreads = {args.threads}\n")
@@ -70,10 +75,13 @@ def run_task(src: Path, name: str, task: str, args: argparse.Namespace) -> dict 
                str(src / "assets" / "eval" / "local"), "--tasks", task, "--mode", args.mode,
                "--temperature", "0", "--max-steps", str(args.max_steps), "--max-tokens",
                str(args.max_tokens), "--stable", "--model", str(args.model), "--json"]
-    site = _site if "fetch" in task else threading.Lock()
-    with _tasks[task], site:
-        ran = subprocess.run(command, cwd=src, env=env, capture_output=True, text=True,
-                             timeout=args.task_timeout)
+    try:
+        with _tasks[task], _site if sited else contextlib.nullcontext():
+            ran = subprocess.run(command, cwd=src, env=env, capture_output=True, text=True,
+                                 timeout=args.task_timeout)
+    except subprocess.TimeoutExpired:  # the task, not the whole report
+        print(f"{name} {task}: over {args.task_timeout:g} s", file=sys.stderr)
+        return None
     (folder / "stderr.txt").write_text(ran.stderr)
     lines = ran.stdout.strip().splitlines()
     if ran.returncode != 0 or not lines:
@@ -117,6 +125,7 @@ def main() -> None:
     if not (SERVERS / ".installed").exists():
         parser.error(f"the suite's MCP servers are not in {SERVERS}: run `make test` once")
 
+    from deskmate.finetune.eval.runner import uses_site
     from deskmate.finetune.eval.suite import load_suite
 
     suite = load_suite(ROOT / "assets" / "eval" / "local")
@@ -133,7 +142,8 @@ def main() -> None:
     jobs = [(name, src, task) for task in tasks
             for name, (_, src) in zip(names, sources, strict=True)]
     with ThreadPoolExecutor(max_workers=args.queues) as pool:
-        futures = {(name, task): pool.submit(run_task, src, name, task, args)
+        futures = {(name, task): pool.submit(run_task, src, name, task,
+                                             uses_site(suite, suite.tasks[task]), args)
                    for name, src, task in jobs}
     report = {name: totals({task: futures[name, task].result() for task in tasks})
               for name in names}

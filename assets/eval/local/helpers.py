@@ -17,6 +17,15 @@ def git(workspace, *args):
     ).stdout.strip()
 
 
+def json_object(path):
+    """The JSON object a file holds, or None (no file, not JSON, not an object)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def memory_graph(workspace):
     """Entities (by name) and (from, relationType, to) relations of the memory server's file."""
     entities, relations = {}, []

@@ -1,4 +1,4 @@
-import json
+from helpers import json_object
 
 EXPECTED = {"dhl": 19.5, "ups": 11.5, "fedex": 20.0}
 
@@ -6,11 +6,8 @@ EXPECTED = {"dhl": 19.5, "ups": 11.5, "fedex": 20.0}
 def verify(workspace, answer):
     """One check per carrier (its total within a cent); nothing for another carrier or
     a value that is not a number."""
-    try:
-        data = json.loads((workspace / "delivered-kg.json").read_text())
-    except (OSError, ValueError):
-        return 0.0
-    if not isinstance(data, dict):
+    data = json_object(workspace / "delivered-kg.json")
+    if data is None:
         return 0.0
     found = {}
     for key, value in data.items():

@@ -1,4 +1,4 @@
-import json
+from helpers import json_object
 
 EXPECTED = {"web": 3, "infra": 2, "mobile": 2, "billing": 0}
 
@@ -6,11 +6,8 @@ EXPECTED = {"web": 3, "infra": 2, "mobile": 2, "billing": 0}
 def verify(workspace, answer):
     """The share of teams with the right count (team names case-insensitive); a key that is
     no team counts as a miss."""
-    try:
-        data = json.loads((workspace / "open-by-team.json").read_text())
-    except (OSError, ValueError):
-        return 0.0
-    if not isinstance(data, dict):
+    data = json_object(workspace / "open-by-team.json")
+    if data is None:
         return 0.0
     counts = {str(k).strip().lower(): v for k, v in data.items()}
     hits = sum(isinstance(counts.get(team), int | float) and not isinstance(counts[team], bool)
