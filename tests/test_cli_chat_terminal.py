@@ -121,9 +121,14 @@ def test_the_terminal_chat_streams_cancels_and_records(env, tiny_model_path):
         at = term.expect(PROMPT, after=at)
         term.send(b"/bogus\r")
         at = term.expect(b"/bogus is not a command here", after=at)
+        # Each line at its prompt: a line typed ahead is echoed twice (by the terminal,
+        # then after readline's prompt), and the prompt before that second echo was read
+        # as the answer's end: the Ctrl-D below went in mid-turn and was lost.
+        at = term.expect(PROMPT, after=at)
         term.send(b"/new\r")
         at = term.expect(b"[a new session]", after=at)
-        at = term.say(b"Hi again.", after=at)  # the echo, not the prompt it was typed at
+        at = term.expect(PROMPT, after=at)
+        at = term.say(b"Hi again.", after=at)
         at = term.expect(PROMPT, after=at)
         term.send(b"\x04")  # Ctrl-D
         assert term.wait() == 0
