@@ -17,6 +17,13 @@ def git(workspace, *args):
     ).stdout.strip()
 
 
+def git_or_none(workspace, *args):
+    """The stripped output of ``git ARGS``, or None where git fails (no such commit, file
+    or branch): what a verifier checks for, where ``git`` would raise."""
+    done = subprocess.run(["git", *args], cwd=workspace, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
 def json_object(path):
     """The JSON object a file holds, or None (no file, not JSON, not an object)."""
     try:

@@ -1,6 +1,6 @@
 import subprocess
 
-from helpers import git
+from helpers import git, git_or_none
 
 REFERENCE = """code,berth,max_draft_m
 N1,North quay,7.5
@@ -13,20 +13,14 @@ def _ignored(workspace, rel):
                           capture_output=True).returncode == 0
 
 
-def _head_has(workspace, rel):
-    done = subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=workspace, capture_output=True,
-                          text=True)
-    return done.stdout if done.returncode == 0 else None
-
-
 def verify(workspace, answer):
     """A fifth each: HEAD has data/reference.csv as it was; no other CSV committed and the
     exports (the one there and a next month's) still ignored; the last commit's message; a
     clean tree; the pattern *.csv in the answer."""
-    reference = _head_has(workspace, "data/reference.csv")
+    reference = git_or_none(workspace, "show", "HEAD:data/reference.csv")
     tracked = git(workspace, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
     checks = [
-        reference is not None and reference.strip() == REFERENCE,
+        reference == REFERENCE,
         [rel for rel in tracked if rel.endswith(".csv")] == ["data/reference.csv"]
         and _ignored(workspace, "data/export-2025-06.csv")
         and _ignored(workspace, "data/export-2025-07.csv"),

@@ -1,17 +1,11 @@
 import re
-import subprocess
 
-from helpers import git
+from helpers import git, git_or_none
 
 CART = ['"""Shopping cart totals."""', "TAX_RATE = 0.21", "def total(prices):",
         "subtotal = sum(prices)", "return round(subtotal * (1 + TAX_RATE), 2)"]
 README = ["# shop", "A tiny shopping cart for the market stall.",
           "Totals are rounded to the cent."]
-
-
-def _run(workspace, *args):
-    done = subprocess.run(["git", *args], cwd=workspace, capture_output=True, text=True)
-    return done.stdout if done.returncode == 0 else None
 
 
 def _lines(text):
@@ -20,13 +14,13 @@ def _lines(text):
 
 def _commit(workspace, rev):
     """(subject, changed paths, cart.py, README.md) of a commit; None when there is none."""
-    subject = _run(workspace, "log", "-1", "--format=%s", rev)
+    subject = git_or_none(workspace, "log", "-1", "--format=%s", rev)
     if subject is None:
         return None
-    changed = _run(workspace, "diff-tree", "--no-commit-id", "--name-only", "-r", rev) or ""
+    changed = git_or_none(workspace, "diff-tree", "--no-commit-id", "--name-only", "-r", rev) or ""
     return (subject.strip().rstrip(".").lower(), set(changed.split()),
-            _lines(_run(workspace, "show", f"{rev}:cart.py")),
-            _lines(_run(workspace, "show", f"{rev}:README.md")))
+            _lines(git_or_none(workspace, "show", f"{rev}:cart.py")),
+            _lines(git_or_none(workspace, "show", f"{rev}:README.md")))
 
 
 def _rate(cart):
