@@ -1,13 +1,10 @@
 import re
-import subprocess
 
-from helpers import git
+from helpers import git, git_or_none
 
 
 def _committed(workspace, rel):
-    shown = subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=workspace, capture_output=True,
-                           text=True)
-    return shown.stdout if shown.returncode == 0 else ""
+    return git_or_none(workspace, "show", f"HEAD:{rel}") or ""
 
 
 def verify(workspace, answer):

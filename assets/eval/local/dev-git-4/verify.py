@@ -1,6 +1,4 @@
-import subprocess
-
-from helpers import git
+from helpers import git, git_or_none
 
 SETUP = """[metadata]
 name = tidepool
@@ -10,12 +8,6 @@ description = Tide tables for small harbours
 [options]
 packages = find:
 python_requires = >=3.10"""
-
-
-def _show(workspace, spec):
-    done = subprocess.run(["git", "show", spec], cwd=workspace, capture_output=True,
-                          text=True)
-    return done.stdout if done.returncode == 0 else None
 
 
 def _same(text, version):
@@ -28,14 +20,14 @@ def _same(text, version):
 def verify(workspace, answer):
     """A quarter each: release-1.5's setup.cfg with 1.5.0 (nothing else changed), its last
     commit's message, main's setup.cfg still 1.4.2, a clean tree."""
-    release = _show(workspace, "release-1.5:setup.cfg")
+    release = git_or_none(workspace, "show", "release-1.5:setup.cfg")
     message = ""
     if release is not None:
         message = git(workspace, "log", "-1", "--format=%s", "release-1.5")
     checks = [
         _same(release, "1.5.0"),
         message.strip().rstrip(".").lower() == "release 1.5.0",
-        _same(_show(workspace, "main:setup.cfg"), "1.4.2"),
+        _same(git_or_none(workspace, "show", "main:setup.cfg"), "1.4.2"),
         git(workspace, "status", "--porcelain") == "",
     ]
     return sum(checks) / len(checks)
