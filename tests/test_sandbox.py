@@ -275,12 +275,18 @@ def test_paths_outside_the_sandbox_say_where_files_are():
         # Renames, deletes and globs: the same error, naming the tools that change files.
         for code in ("import os\nos.rename('/nowhere/ws/a.txt', '/nowhere/ws/b.txt')",
                      "import shutil\nshutil.copyfile('/nowhere/ws/a', 'copy')",
-                     "import os\nos.remove('/nowhere/ws/a.txt')",
                      "import glob\nglob.glob('/nowhere/ws/*.csv')"):
             result = box.execute(code)
             assert "SandboxPathError: /nowhere/ws/" in result.error, code
             if "glob" not in code:
                 assert "filesystem.move_file(source: str, destination: str)" in result.error
+        # A delete: no connected tool deletes a file, and the error says so (told the
+        # move tool, the 1.5B moved the file and reported it deleted).
+        for code in ("import os\nos.remove('/nowhere/ws/a.txt')",
+                     "import shutil\nshutil.rmtree('/nowhere/ws/old')"):
+            error = box.execute(code).error
+            assert "no connected tool deletes a file" in error, code
+            assert "move_file" not in error
         ok(box.execute("import os\nopen('a.txt', 'w').close()\nos.rename('a.txt', 'b.txt')"))
         # What the sandbox has keeps its usual behaviour.
         assert "FileNotFoundError" in box.execute("open('missing.txt').read()").error
@@ -826,3 +832,17 @@ def test_env_override_is_read_before_detection_is_cached():
     done = subprocess.run([sys.executable, "-m", "deskmate.app.cli", "sandbox", "info", "--json"],
                           env=env, capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert json.loads(done.stdout)["level"] == "rlimits"
+
+
+def test_a_delete_of_a_users_file_names_the_tools_that_delete():
+    # A tool that deletes and takes a path is named; the memory server's
+    # delete_entities (no path) is not a file's delete.
+    namespace = {"servers": {"files": ["delete_file", "move_file"],
+                             "memory": ["delete_entities"], "trash": ["remove_file"]},
+                 "signatures": {"files.delete_file": "delete_file(path: str)",
+                                "memory.delete_entities": "delete_entities(entityNames: list)"}}
+    with Sandbox(lambda kind, payload: None, namespace=namespace) as box:
+        error = box.execute("import os\nos.unlink('/nowhere/ws/a.txt')").error
+        assert ("Delete it through a tool: files.delete_file(path: str); "
+                "trash.remove_file(...)") in error
+        assert "delete_entities" not in error

@@ -430,9 +430,43 @@ def file_calls(names: tuple[str, ...], toolspace: Toolspace) -> list[str]:
             for server in toolspace.tool_servers.get(tool, [])][:3]
 
 
-def unseen_path(path: str, toolspace: Toolspace, write: bool = False) -> str:
+# A tool that deletes files: a word of its name deletes, and it takes a path (not the
+# memory server's delete_entities), or, where the host sent no signature, a word of its
+# name is a file's.
+DELETE_WORDS = frozenset({"delete", "remove", "rm", "unlink", "trash", "erase"})
+FILE_WORDS = frozenset({"file", "files", "dir", "directory", "folder", "path"})
+PATH_PARAMETER = re.compile(r"[(,]\s*\w*(?:path|file|dir|directory|folder)s?\s*:", re.I)
+
+
+def delete_calls(toolspace: Toolspace) -> list[str]:
+    """The first three connected tools that delete files, as calls to write."""
+    return [tool_call(server, tool, toolspace)
+            for tool, servers in toolspace.tool_servers.items()
+            if DELETE_WORDS & set(re.split(r"[_\W]+", tool.lower()))
+            for server in servers if _takes_a_path(server, tool, toolspace)][:3]
+
+
+def _takes_a_path(server: str, tool: str, toolspace: Toolspace) -> bool:
+    line = toolspace.signatures.get(f"{server}.{tool}")
+    if line:
+        return bool(PATH_PARAMETER.search(line))
+    return bool(FILE_WORDS & set(re.split(r"[_\W]+", tool.lower())))
+
+
+def unseen_path(path: str, toolspace: Toolspace, write: bool = False,
+                delete: bool = False) -> str:
     """The message of the error a cell gets for a path of the user's it cannot reach;
-    ``write``: the cell meant to change it (rename, delete, make a folder)."""
+    ``write``: the cell meant to change it (rename, delete, make a folder); ``delete``:
+    to delete it, which only a tool that deletes can do. Told the write and move tools
+    for its ``os.remove``, the 1.5B moved the file or emptied it and reported it gone."""
+    if delete:
+        deleters = delete_calls(toolspace)
+        if not deleters:
+            return (f"{path} is not in this sandbox: code here cannot see the user's files, "
+                    "and no connected tool deletes a file. If the request needs it gone, "
+                    "say in your answer that it cannot be deleted with these tools.")
+        return (f"{path} is not in this sandbox: code here cannot see the user's files. "
+                f"Delete it through a tool: {'; '.join(deleters)}")
     tools = file_calls(WRITE_TOOLS if write else FILE_TOOLS, toolspace)
     fallback = 'search_tools("move or write a file")' if write else 'search_tools("read a file")'
     how = "; ".join(tools) if tools else fallback

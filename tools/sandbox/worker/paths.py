@@ -21,6 +21,9 @@ PATH_EVENTS = frozenset({"open", "os.listdir", "os.scandir", "glob.glob"})
 WRITE_EVENTS = frozenset({"os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.chmod",
                           "os.truncate", "os.link", "os.symlink", "shutil.copyfile",
                           "shutil.copytree", "shutil.rmtree", "shutil.move"})
+# Of those, the deletes (os.unlink audits as os.remove): the error says which connected
+# tool deletes, or that none does.
+DELETE_EVENTS = frozenset({"os.remove", "os.rmdir", "shutil.rmtree"})
 # Python's own, before install() wraps them.
 _real_isdir = os.path.isdir
 _os_walk = os.walk
@@ -115,7 +118,8 @@ def _audit_hook(state: WorkerState):
             frame = frame.f_back
         else:
             return
-        raise SandboxPathError(hints.unseen_path(path, state.toolspace, write))
+        raise SandboxPathError(hints.unseen_path(path, state.toolspace, write,
+                                                 delete=event in DELETE_EVENTS))
 
     return _unseen_path
 
