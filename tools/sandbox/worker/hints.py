@@ -457,8 +457,8 @@ def unseen_path(path: str, toolspace: Toolspace, write: bool = False,
                 delete: bool = False) -> str:
     """The message of the error a cell gets for a path of the user's it cannot reach;
     ``write``: the cell meant to change it (rename, delete, make a folder); ``delete``:
-    to delete it, which only a tool that deletes can do. Told the write and move tools
-    for its ``os.remove``, the 1.5B moved the file or emptied it and reported it gone."""
+    to delete it, which only a tool that deletes can do: the write and move tools named
+    for other changes cannot, and where no tool deletes, the answer should say so."""
     if delete:
         deleters = delete_calls(toolspace)
         if not deleters:
