@@ -26,7 +26,7 @@ def test_a_blocks_first_line_of_column_names_is_its_header():
 
 def test_a_column_name_given_as_a_value_gets_the_hint():
     hint = header_hint({"source_timezone": "timezone", "time": "09:30"}, ["", LOOK])
-    assert hint.startswith("Hint: source_timezone='timezone' is a column name")
+    assert hint.startswith("\nHint: source_timezone='timezone' is a column name")
     assert "'name,timezone' is the CSV's header" in hint and "lines[1:]" in hint
     # A record's value, or a text never shown, is not a column name.
     assert header_hint({"source_timezone": "Asia/Singapore"}, [LOOK]) == ""

@@ -79,7 +79,7 @@ def test_a_csv_headers_time_zone_column_given_as_a_zone_is_told_to_skip_the_head
                              "time='09:30', target_timezone=zone))",
                         task=f"When is 09:30 in Singapore for each member of {team}?")[0]
     assert "No time zone found with key timezone" in seen
-    assert ("Hint: target_timezone='timezone' is a column name: the line 'name,timezone' is "
+    assert ("\nHint: target_timezone='timezone' is a column name: the line 'name,timezone' is "
             "the CSV's header, not a record.") in seen
 
 

@@ -271,7 +271,7 @@ class ToolBridge:
                 given = {**dict(zip((p.name for p in sig.params), args, strict=False)),
                          **kwargs}
                 if hint := header_hint(given, [self.context.said(), *self.turn.results]):
-                    raise BridgeError(f"{exc}\n{hint.rstrip()}") from exc
+                    raise BridgeError(f"{exc}{hint}") from exc
                 raise
             return self._invoke(real, spec, sig, arguments)
         except BridgeError as exc:

@@ -36,7 +36,8 @@ def header_rows(texts: Iterable[str]) -> list[tuple[str, ...]]:
 
 def header_hint(arguments: Mapping[str, Any], texts: Iterable[str]) -> str:
     """The hint for a failed call given a column's name from a header row of ``texts``
-    (what the turn's tools returned and the user's messages showed); "" for none."""
+    (what the turn's tools returned and the user's messages showed), as the other value
+    hints are: on a line of its own after the error; "" for none."""
     values = {key: value.strip() for key, value in arguments.items()
               if isinstance(value, str) and value.strip()}
     if not values:
@@ -44,8 +45,8 @@ def header_hint(arguments: Mapping[str, Any], texts: Iterable[str]) -> str:
     for header in header_rows(texts):
         for key, value in values.items():
             if value in header:
-                return (f"Hint: {key}={value!r} is a column name: the line "
+                return (f"\nHint: {key}={value!r} is a column name: the line "
                         f"{','.join(header)!r} is the CSV's header, not a record. Skip it "
                         "(lines[1:]) or read the rows with "
-                        "csv.DictReader(io.StringIO(text)).\n")
+                        "csv.DictReader(io.StringIO(text)).")
     return ""
