@@ -68,6 +68,21 @@ def test_a_timezone_written_as_a_city_runs_as_the_call_with_the_examples_form(hu
         "result.")
 
 
+def test_a_csv_headers_time_zone_column_given_as_a_zone_is_told_to_skip_the_header(hub):
+    # The 1.5B looped over every line of team.csv, the header first.
+    team = hub[1] / "team.csv"
+    team.write_text("name,timezone\nAna,America/Sao_Paulo\nMei,Asia/Singapore\n")
+    seen = observations(hub, f"text = filesystem.read_text_file(path='{team}')\n"
+                             "for line in text.splitlines():\n"
+                             "    name, zone = line.split(',')\n"
+                             "    print(time.convert_time(source_timezone='Asia/Singapore', "
+                             "time='09:30', target_timezone=zone))",
+                        task=f"When is 09:30 in Singapore for each member of {team}?")[0]
+    assert "No time zone found with key timezone" in seen
+    assert ("\nHint: target_timezone='timezone' is a column name: the line 'name,timezone' is "
+            "the CSV's header, not a record.") in seen
+
+
 def test_a_corrected_call_that_fails_too_shows_both_errors(hub):
     # The zone is corrected; the time is in no form the documentation names.
     seen = observations(hub, 'print(time.convert_time(source_timezone="New York", '

@@ -30,6 +30,7 @@ from deskmate.app.agent.events import (
     ToolCallStarted,
 )
 from deskmate.app.agent.failure_hints import FailureHints
+from deskmate.app.agent.header_rows import header_hint
 from deskmate.app.agent.request import RULED_OUT, ruled_out, tool_verb
 from deskmate.app.agent.tool_errors import PATH_WORDS, Tools, character_note
 from deskmate.app.agent.tool_news import CallNews
@@ -262,7 +263,17 @@ class ToolBridge:
         real = self._server(server)
         spec, sig = self._tool(real, tool)
         try:
-            return self._invoke(real, spec, sig, self._arguments(real, sig, spec, args, kwargs))
+            try:
+                arguments = self._arguments(real, sig, spec, args, kwargs)
+            except BridgeError as exc:
+                # (a refused value that is a CSV header's column name: the rows' loop
+                # began at the header; a failure at the server gets this from the hints)
+                given = {**dict(zip((p.name for p in sig.params), args, strict=False)),
+                         **kwargs}
+                if hint := header_hint(given, [self.context.said(), *self.turn.results]):
+                    raise BridgeError(f"{exc}{hint}") from exc
+                raise
+            return self._invoke(real, spec, sig, arguments)
         except BridgeError as exc:
             # Positional arguments bind silently in signature order; a small model that
             # put them in another order repeats the call unless the error shows how.

@@ -5,7 +5,8 @@ repeat the call unless the error shows the fix. The hints come after it, in one 
 the file server's path errors or else the tool's documentation (once a turn), a web
 address taken for a path, a path beside the folder the server may reach, the folder
 above a missing path, an edit's text not in the file, git's unstaged file or the name it
-likely meant, a one-character text, the value likely meant or its format, a wildcard for
+likely meant, a one-character text, a CSV header's column name passed as a value (or
+else the value likely meant or its format), a wildcard for
 one path, the request's leading '/', a move into a folder, and another tool the error
 names to call first. Most are read from the error in path_errors.py, tool_errors.py and
 value_hints.py; some need a call of their own (a folder's listing, a file's text), made
@@ -19,6 +20,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from deskmate.app.agent.header_rows import header_hint
 from deskmate.app.agent.path_errors import (
     folder_note,
     missing_folder,
@@ -85,7 +87,8 @@ class FailureHints:
                 + write_first(tools, error, self._meant(error, arguments),
                               call_with(server, sig, arguments))
                 + character_hint(arguments, spec.name)
-                + (value_hint(tools, server, spec, sig, arguments, error)
+                + (header_hint(arguments, [said, *turn.results])
+                   or value_hint(tools, server, spec, sig, arguments, error)
                    or format_hint(server, sig, arguments))
                 + wildcard_hint(tools, server, sig, arguments)
                 + leading_slash(server, sig, arguments, said)
