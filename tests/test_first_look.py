@@ -83,6 +83,20 @@ def test_the_requests_files_are_read_and_its_folders_listed_before_step_one(hub)
 
 
 @pytest.mark.slow
+def test_a_file_without_an_extension_is_read_not_listed(hub):
+    # "Add an entry to …/hosts": the 1.5B, shown no look, made a folder called hosts.
+    hub, workdir = hub
+    (workdir / "hosts").write_text("127.0.0.1 localhost\n10.0.0.2 nas.local\n")
+    events, seen = run(hub, f"Add printer.local at 192.168.1.40 to {workdir}/hosts.")
+    note = seen[-1].content
+    assert f"filesystem.read_text_file(path='{workdir}/hosts'):\n127.0.0.1 localhost\n" in note
+    assert f"list_directory(path='{workdir}/hosts')" not in note
+    # (its listing was tried first, as a folder's; the folder above said it is a file)
+    finished = [e.tool for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert finished == ["list_directory", "list_directory", "read_text_file"]
+
+
+@pytest.mark.slow
 def test_no_look_without_paths_there_or_when_turned_off(hub):
     hub, workdir = hub
     _, seen = run(hub, f"Write hello into {workdir}/new.txt")

@@ -93,16 +93,19 @@ def first_look(request: str, tools: Tools,
     for path in request_paths(request)[:MAX_PATHS]:
         path = path.rstrip("/") or "/"
         parent, _, name = path.rpartition("/")
-        if "." not in name:  # a folder (or a file without an extension: then no look)
+        look = None
+        if "." not in name:  # a folder, or a file without an extension (hosts, Makefile)
             look = _look(files, path, True, call)
-        else:
+        if look is None:
             # What the parent folder holds says whether the file is there, so no read
             # fails in front of the user for the file the request asks to create.
             if (parent := parent or "/") not in listings:
                 listings[parent] = _entries(files, parent, call)
             entries = listings[parent]
+            # (a name without "." that could not be listed is read only if it is a file)
             look = (_look(files, path, entries[name], call)
-                    if entries is not None and name in entries else None)
+                    if entries is not None and name in entries
+                    and ("." in name or not entries[name]) else None)
         if look is not None:
             looks.append(look)
     if not looks:
