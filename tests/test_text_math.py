@@ -55,3 +55,11 @@ def test_a_number_put_into_text_is_not_told_to_convert_the_text(box):
     # wrong one. A text that holds a number, added to one, is hinted.
     assert "Hint" not in error(box, "label = 'files'\n3 + label")
     assert "n is text ('3'): write float(n)" in error(box, "n = '3'\n1 + n")
+
+
+def test_the_operands_are_named_in_the_order_the_line_reads(box):
+    code = ("row = {'a': '1', 'b': '2', 'c': '3'}\n"
+            "total = (row['a'] * 0.2) + (row['b'] * 0.3) + (row['c'] * 0.5)")
+    hint = error(box, code)
+    assert hint.index("row['a'] is text") < hint.index("row['b'] is text") < hint.index(
+        "row['c'] is text")

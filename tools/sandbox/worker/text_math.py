@@ -86,7 +86,7 @@ def _text_operands(exc: BaseException) -> tuple[list[tuple[str, str]], str]:
         tree = ast.parse(f"{line} pass" if line.endswith(":") else line)
     except SyntaxError:
         return [], line
-    operands: dict[str, str] = {}
+    operands: dict[str, tuple[int, str]] = {}  # source -> (where on the line, value)
     for node in ast.walk(tree):
         if isinstance(node, ast.BinOp):
             sides = [node.left, node.right]
@@ -97,5 +97,6 @@ def _text_operands(exc: BaseException) -> tuple[list[tuple[str, str]], str]:
         for side in sides:
             value = value_of(side, frame)
             if isinstance(value, str):
-                operands.setdefault(ast.unparse(side), value)
-    return list(operands.items()), line
+                operands.setdefault(ast.unparse(side), (side.col_offset, value))
+    ordered = sorted(operands.items(), key=lambda item: item[1][0])  # as the line reads
+    return [(source, value) for source, (_, value) in ordered], line
