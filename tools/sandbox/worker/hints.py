@@ -1,6 +1,7 @@
 """The hint appended to a cell's error, so that a small model's next try is right:
 a tool called bare, a misspelled server, a module that is not installed, a user's path
-that only the tools reach, a pattern that matched nothing in a tool's text."""
+that only the tools reach, a pattern that matched nothing in a tool's text, text used
+as a number or a date (text_math.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from .regex_miss import failing_cell_line, regex_miss, value_of
 from .state import CELL_PREFIX, Toolspace
+from .text_math import text_math
 
 # Modules small models reach for to get at the web: the sandbox has no network.
 WEB_MODULES = frozenset({"requests", "httpx", "urllib3", "aiohttp", "bs4", "selenium",
@@ -59,6 +61,8 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
     if isinstance(exc, KeyError) and exc.args:
         return dict_keys(exc) or (f"Hint: there is no key {exc.args[0]!r} there; print() "
                                   "the value to see the keys it has\n")
+    if text := text_math(exc):
+        return text
     if isinstance(exc, TypeError) and str(exc).startswith("string indices must be"):
         return json_text(exc) or TEXT_NOT_RECORD
     if isinstance(exc, ValueError) and str(exc).startswith("too many values to unpack"):
