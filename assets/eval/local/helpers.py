@@ -5,6 +5,7 @@ The harness makes this file importable as ``helpers`` while each verify.py is lo
 """
 
 import json
+import re
 import subprocess
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -69,3 +70,18 @@ def people_in_memory(workspace, roles):
             notes = " ".join(entity.get("observations", [])).lower()
             score += 0.5 + 0.5 * float(role in notes)
     return score / len(roles)
+
+
+def named_nearest(answer, names, word):
+    """Which of ``names`` (lowercase) the answer gives for ``word`` (a pattern: "most",
+    "highest|top|best"): in its first sentence with that word, the name nearest to it;
+    without one, the one name it gives at all; None for none or several."""
+    text = answer.lower()
+    for sentence in re.split(r"[.\n;!?]+(?:\s|$)", text):
+        words = [m.start() for m in re.finditer(rf"\b(?:{word})\b", sentence)]
+        named = [(abs(m.start() - at), name) for name in names
+                 for m in re.finditer(rf"\b{name}\b", sentence) for at in words]
+        if named:
+            return min(named)[1]
+    named = {name for name in names if re.search(rf"\b{name}\b", text)}
+    return named.pop() if len(named) == 1 else None

@@ -1,5 +1,7 @@
 import re
 
+from helpers import named_nearest
+
 # 0.2 * coursework + 0.3 * midterm + 0.5 * exam; the plain mean would put Emeka first.
 FINAL = {"amara": 81.0, "bilal": 82.5, "chen": 79.3, "dorota": 75.6, "emeka": 82.2}
 TOP = "bilal"
@@ -22,21 +24,6 @@ def _marks(path):
     return marks
 
 
-def _named_top(answer):
-    """The student the answer names as the highest: in its first sentence about the
-    highest/top/best mark, the student named nearest to that word; without such a
-    sentence, the one student it names at all."""
-    text = answer.lower()
-    for sentence in re.split(r"[.\n;!?]+(?:\s|$)", text):
-        words = [m.start() for m in re.finditer(r"\b(highest|top|best)\b", sentence)]
-        named = [(abs(m.start() - word), name) for name in FINAL
-                 for m in re.finditer(rf"\b{name}\b", sentence) for word in words]
-        if named:
-            return min(named)[1]
-    named = {name for name in FINAL if re.search(rf"\b{name}\b", text)}
-    return named.pop() if len(named) == 1 else None
-
-
 def verify(workspace, answer):
     """Three quarters for the file: the share of students whose final mark is right
     (within 0.05), nothing if it lists anyone else; a quarter for naming Bilal."""
@@ -45,4 +32,4 @@ def verify(workspace, answer):
     if marks and set(marks) <= set(FINAL):
         file_score = sum(abs(marks.get(name, -1.0) - mark) < 0.05
                          for name, mark in FINAL.items()) / len(FINAL)
-    return 0.75 * file_score + 0.25 * (_named_top(answer) == TOP)
+    return 0.75 * file_score + 0.25 * (named_nearest(answer, FINAL, "highest|top|best") == TOP)
