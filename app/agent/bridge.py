@@ -263,17 +263,7 @@ class ToolBridge:
         real = self._server(server)
         spec, sig = self._tool(real, tool)
         try:
-            try:
-                arguments = self._arguments(real, sig, spec, args, kwargs)
-            except BridgeError as exc:
-                # (a refused value that is a CSV header's column name: the rows' loop
-                # began at the header; a failure at the server gets this from the hints)
-                given = {**dict(zip((p.name for p in sig.params), args, strict=False)),
-                         **kwargs}
-                if hint := header_hint(given, [self.context.said(), *self.turn.results]):
-                    raise BridgeError(f"{exc}{hint}") from exc
-                raise
-            return self._invoke(real, spec, sig, arguments)
+            return self._invoke(real, spec, sig, self._arguments(real, sig, spec, args, kwargs))
         except BridgeError as exc:
             # Positional arguments bind silently in signature order; a small model that
             # put them in another order repeats the call unless the error shows how.
@@ -469,7 +459,13 @@ class ToolBridge:
             raise BridgeError(f"{sig.name} has no parameter {unknown[0]!r}"
                               f"{name_hint(unknown[0], [p.name for p in sig.params])}\n"
                               f"Signature: {sig.def_line()}")
-        validate(spec, sig, arguments, self._tools, server)
+        try:
+            validate(spec, sig, arguments, self._tools, server)
+        except BridgeError as exc:
+            # A value the schema refuses that is a CSV header's column name: the rows'
+            # loop began at the header (a failure at the server gets it from the hints).
+            texts = [self.context.said(), *self.turn.results]
+            raise BridgeError(f"{exc}{header_hint(arguments, texts)}") from exc
         return arguments
 
 
