@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -736,3 +737,38 @@ def test_folders_made_files_moved_and_globbed_by_plain_python_are_the_users(file
     assert f"['{folder}/logs/a.log', '{folder}/logs/b.log'] True 5" in output
     started = [e.tool for e in events if isinstance(e, ev.ToolCallStarted)]
     assert started.count("create_directory") == 1 and started.count("move_file") == 2
+
+
+def test_stat_and_scandir_on_the_users_files_ask_the_file_tools(file_hub):
+    # "Which file is the newest / the largest": os.stat, os.path.getmtime, Path.stat and
+    # os.scandir on the user's paths go through list_directory and get_file_info.
+    hub, folder = file_hub
+    reports = folder / "reports"
+    reports.mkdir()
+    for name, text, when in (("old.txt", "a" * 300, 1_600_000_000),
+                             ("new.txt", "b" * 20, 1_700_000_000)):
+        (reports / name).write_text(text)
+        os.utime(reports / name, (when, when))
+    (reports / "archive").mkdir()
+    task = f"Which file in {reports} was changed last, and which is the largest?"
+    cell = ("```python\nimport os, pathlib\n"
+            f"top = '{reports}'\n"
+            "with os.scandir(top) as scan:\n"
+            "    files = sorted(e.name for e in scan if e.is_file())\n"
+            "sizes = {n: os.stat(os.path.join(top, n)).st_size for n in files}\n"
+            "times = {n: os.path.getmtime(os.path.join(top, n)) for n in files}\n"
+            "mode = pathlib.Path(top, 'archive').stat().st_mode\n"
+            "entry = next(e for e in os.scandir(top) if e.name == 'new.txt')\n"
+            "print(files, sizes, max(times, key=times.get), int(times['new.txt']),\n"
+            "      __import__('stat').S_ISDIR(mode), entry.stat().st_size, entry.path)\n```")
+    events = run_scripted(hub, [cell, "Final answer: new.txt, old.txt."], task)
+    output = next(e.content for e in events if isinstance(e, ev.Observation))
+    assert (f"['new.txt', 'old.txt'] {{'new.txt': 20, 'old.txt': 300}} new.txt 1700000000 "
+            f"True 20 {reports}/new.txt") in output
+    started = [e.tool for e in events if isinstance(e, ev.ToolCallStarted)]
+    assert set(started) == {"list_directory", "get_file_info"}
+    # A missing user's file is still a missing file, as plain Python says it.
+    events = run_scripted(hub, [py(f"import os\nos.stat('{reports}/gone.txt')"),
+                                "Final answer: gone."], task)
+    output = next(e.content for e in events if isinstance(e, ev.Observation))
+    assert "FileNotFoundError" in output

@@ -846,3 +846,15 @@ def test_a_delete_of_a_users_file_names_the_tools_that_delete():
         assert ("Delete it through a tool: files.delete_file(path: str); "
                 "trash.remove_file(...)") in error
         assert "delete_entities" not in error
+
+
+def test_a_stat_of_a_users_path_without_file_tools_says_where_files_are():
+    # os.stat raises no audit event: it would have said a bare "No such file".
+    namespace = {"servers": {"notes": ["add_note"]}}
+    with Sandbox(lambda kind, payload: None, namespace=namespace) as box:
+        error = box.execute("import os\nos.path.getmtime('/nowhere/ws/a.txt')").error
+        assert "/nowhere/ws/a.txt is not in this sandbox" in error
+        # The sandbox's own files keep plain Python.
+        done = box.execute("open('mine.txt', 'w').write('hey')\nimport os\n"
+                           "print(os.stat('mine.txt').st_size, os.path.exists('gone.txt'))")
+        assert done.error == "" and done.stdout == "3 False\n"

@@ -16,9 +16,11 @@ from __future__ import annotations
 import errno
 import fnmatch
 import io
+import os
 import re
+import stat
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 READ_TOOLS = ("read_text_file", "read_file")
 WRITE_TOOLS = ("write_file",)
@@ -26,8 +28,32 @@ LIST_TOOLS = ("list_directory",)
 MKDIR_TOOLS = ("create_directory",)
 MOVE_TOOLS = ("move_file",)
 INFO_TOOLS = ("get_file_info",)
-# get_file_info's text: "size: 6\ncreated: …\nisFile: true\n…"
-SIZE_LINE = re.compile(r"^size:\s*(\d+)\s*$", re.M)
+# get_file_info's text: "size: 6\ncreated: …\nisFile: true\n…", one "key: value" a line.
+INFO_LINE = re.compile(r"^\s*(\w+):\s*(.*?)\s*$", re.M)
+# Its times are JavaScript's Date text: "Sun Dec 06 2026 01:30:00 GMT+0000 (…)".
+JS_DATE = re.compile(r"\w{3} (\w{3}) (\d{1,2}) (\d{4}) (\d\d:\d\d:\d\d) GMT([+-]\d{4})")
+
+
+class FileInfo(NamedTuple):
+    """What a server's file info says of a path (times in seconds since the epoch,
+    None where it did not say)."""
+
+    size: int
+    is_dir: bool
+    modified: float | None
+    accessed: float | None
+    created: float | None
+    permissions: int | None  # the mode's permission bits (0o644)
+
+    def stat(self) -> os.stat_result:
+        """As os.stat gives it: the tools know no inode, device, links or owner."""
+        kind = stat.S_IFDIR if self.is_dir else stat.S_IFREG
+        mode = kind | (self.permissions if self.permissions is not None else 0o644)
+        modified = self.modified or 0.0
+        accessed = self.accessed or modified
+        created = self.created or modified
+        return os.stat_result((mode, 0, 0, 1, 0, 0, self.size, int(accessed),
+                               int(modified), int(created), accessed, modified, created))
 
 
 class ToolFiles:
@@ -158,12 +184,24 @@ class ToolFiles:
 
     def size(self, path: str) -> int:
         """A file's size in bytes, as the server's file info gives it."""
+        return self.info(path).size
+
+    def info(self, path: str) -> FileInfo:
+        """A path's size, kind, times and permissions, from the server's file info."""
         if self.info_tool is None:
             raise self._error(path, f"server {self.server!r} has no get_file_info tool")
-        found = SIZE_LINE.search(tool_text(self._tool(self.info_tool, path)))
-        if found is None:
+        said = {key.lower(): value
+                for key, value in INFO_LINE.findall(tool_text(self._tool(self.info_tool, path)))}
+        if not said.get("size", "").isdigit():
             raise self._error(path, "the file info did not say its size")
-        return int(found.group(1))
+        permissions = said.get("permissions", "")
+        return FileInfo(
+            size=int(said["size"]), is_dir=said.get("isdirectory", "").lower() == "true",
+            modified=_when(said.get("modified") or said.get("mtime")),
+            accessed=_when(said.get("accessed") or said.get("atime")),
+            created=_when(said.get("created") or said.get("birthtime")),
+            permissions=int(permissions, 8) if re.fullmatch(r"[0-7]{3,4}", permissions)
+            else None)
 
     def kind(self, path: str) -> str | None:
         """"file", "dir" or None (absent, or the tools cannot tell)."""
@@ -207,6 +245,24 @@ class ToolFiles:
 
     def _error(self, path: str, why: str) -> OSError:
         return OSError(errno.EINVAL, f"{why} (through {self.server}'s tools)", path)
+
+
+def _when(text: str | None) -> float | None:
+    """A time the file info gives (JavaScript's Date text or ISO 8601) in seconds since
+    the epoch; None when it is neither."""
+    if not text:
+        return None
+    from datetime import datetime  # only a stat needs it: not on every sandbox's start
+
+    found = JS_DATE.match(text)
+    try:
+        if found is not None:
+            month, day, year, clock, zone = found.groups()
+            return datetime.strptime(f"{month} {day} {year} {clock} {zone}",
+                                     "%b %d %Y %H:%M:%S %z").timestamp()
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def listing_entries(listing: str) -> list[tuple[str, bool]]:

@@ -9,6 +9,7 @@ has (its working folder) keep plain Python.
 """
 
 import os
+import stat
 import sys
 
 from . import hints, routed
@@ -25,8 +26,17 @@ WRITE_EVENTS = frozenset({"os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.
 # tool deletes, or that none does.
 DELETE_EVENTS = frozenset({"os.remove", "os.rmdir", "shutil.rmtree"})
 # Python's own, before install() wraps them.
-_real_isdir = os.path.isdir
+_real_stat = os.stat
 _os_walk = os.walk
+
+
+def _real_isdir(path: str) -> bool:
+    # Not os.path.isdir: it calls os.stat, which routed.py replaces with one that asks
+    # whether a path is the user's, which asks this.
+    try:
+        return stat.S_ISDIR(_real_stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 class SandboxPathError(FileNotFoundError):
@@ -47,6 +57,8 @@ def install(state: WorkerState, files: ToolFiles | None) -> None:
         routed.install(files, state,
                        lambda file, write=False: _user_path(file, state, write),
                        lambda name: _request_file(name, state, True))
+    else:
+        os.stat = _stat(state)
     os.walk = _walk(state, files)
     sys.addaudithook(_audit_hook(state))
 
@@ -140,3 +152,18 @@ def _walk(state: WorkerState, files: ToolFiles | None):
 
     _walk_reporting_unseen.__module__ = CELLS_MODULE
     return _walk_reporting_unseen
+
+
+def _stat(state: WorkerState):
+    def _stat_reporting_unseen(path, *, dir_fd=None, follow_symlinks=True):
+        """os.stat, except that a path outside the sandbox (with no file tools to reach
+        it) says where the files are; os.stat raises no audit event to catch."""
+        if dir_fd is None and state.in_cell and isinstance(path, str | bytes | os.PathLike):
+            shown = os.fsdecode(os.fspath(path))
+            if _unseen(shown):  # (a SandboxPathError is a FileNotFoundError: linecache's
+                # own probes of missing files still take it for one)
+                raise SandboxPathError(hints.unseen_path(shown, state.toolspace, False))
+        return _real_stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+
+    _stat_reporting_unseen.__module__ = CELLS_MODULE
+    return _stat_reporting_unseen

@@ -1,7 +1,8 @@
 """Python's file calls, replaced by ones that reach the user's paths through the file
-tools (``ToolFiles``, connected_files.py): ``open``, ``os.listdir``, the existence checks
-of ``os.path`` and ``pathlib``, ``os.path.getsize``, ``glob`` and ``pathlib``'s glob,
-making folders and moving. Each replacement keeps Python's behaviour for every other
+tools (``ToolFiles``, connected_files.py): ``open``, ``os.listdir``, ``os.scandir``, the
+existence checks of ``os.path`` and ``pathlib``, ``os.path.getsize``, ``os.stat`` (and
+with it ``Path.stat`` and ``os.path.getmtime``), ``glob`` and ``pathlib``'s glob, making
+folders and moving. Each replacement keeps Python's behaviour for every other
 path (the sandbox's own folder) and raises what Python would (``FileNotFoundError``,
 ``FileExistsError``).
 
@@ -26,7 +27,7 @@ _real = {"open": open, "isdir": os.path.isdir, "isfile": os.path.isfile,
          "exists": os.path.exists, "listdir": os.listdir, "mkdir": os.mkdir,
          "makedirs": os.makedirs, "rename": os.rename, "replace": os.replace,
          "move": shutil.move, "glob": glob.glob, "iglob": glob.iglob,
-         "getsize": os.path.getsize}
+         "getsize": os.path.getsize, "stat": os.stat, "scandir": os.scandir}
 
 
 def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str | None],
@@ -62,6 +63,21 @@ def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str |
     def routed_getsize(filename):
         user = user_path(filename)
         return _real["getsize"](filename) if user is None else files.size(user)
+
+    def routed_stat(path, *, dir_fd=None, follow_symlinks=True):
+        # "Which file is the newest / the largest": the 1.5B writes os.stat(p).st_mtime
+        # or os.path.getmtime(p) (which calls os.stat), and on the user's paths got a
+        # bare "No such file". The file info tool knows size, kind and times.
+        user = None if dir_fd is not None else user_path(path)
+        if user is None:
+            return _real["stat"](path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+        return files.info(user).stat()
+
+    def routed_scandir(path="."):
+        user = None if isinstance(path, int) else user_path(path)
+        if user is None:
+            return _real["scandir"](path)
+        return _Entries(files, user, os.fspath(path))
 
     def made(path) -> str | None:
         """A folder or a move's destination to make as the user's: a relative one only
@@ -179,10 +195,11 @@ def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str |
         return files.glob(user, [p for p in parts[fixed:] if p], recursive, hidden)
 
     for function in (routed_open, routed_listdir, routed_getsize, routed_mkdir,
-                     routed_makedirs, routed_move):
+                     routed_makedirs, routed_move, routed_stat, routed_scandir):
         function.__module__ = CELLS_MODULE
     builtins.open = io.open = routed_open
     os.listdir = routed_listdir
+    os.stat, os.scandir = routed_stat, routed_scandir
     os.mkdir, os.makedirs = routed_mkdir, routed_makedirs
     os.rename, os.replace = renaming("rename"), renaming("replace")
     shutil.move = routed_move
@@ -191,3 +208,64 @@ def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str |
     os.path.isfile = routed("isfile", "file")
     os.path.isdir = routed("isdir", "dir")
     os.path.getsize = routed_getsize
+
+
+class _Entry:
+    """One entry of a user's folder, as os.scandir gives it (``os.DirEntry``): the
+    listing says file or folder; ``stat()`` asks the file info tool."""
+
+    __module__ = CELLS_MODULE
+
+    def __init__(self, files: ToolFiles, folder: str, name: str, is_dir: bool,
+                 shown: str) -> None:
+        self._files, self._is_dir = files, is_dir
+        self.name = name
+        self.path = os.path.join(shown, name)
+        self._user = f"{folder.rstrip('/')}/{name}"
+
+    def is_dir(self, *, follow_symlinks=True) -> bool:
+        return self._is_dir
+
+    def is_file(self, *, follow_symlinks=True) -> bool:
+        return not self._is_dir
+
+    def is_symlink(self) -> bool:
+        return False
+
+    def inode(self) -> int:
+        return 0
+
+    def stat(self, *, follow_symlinks=True) -> os.stat_result:
+        return self._files.info(self._user).stat()
+
+    def __fspath__(self) -> str:
+        return self.path
+
+    def __repr__(self) -> str:
+        return f"<DirEntry {self.name!r}>"
+
+
+class _Entries:
+    """os.scandir's iterator over a user's folder: one list_directory call, made when
+    the scan starts (a missing folder raises there, as os.scandir does)."""
+
+    __module__ = CELLS_MODULE
+
+    def __init__(self, files: ToolFiles, folder: str, shown: str) -> None:
+        self._entries = iter([_Entry(files, folder, name, is_dir, shown)
+                              for name, is_dir in files.entries(folder)])
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> _Entry:
+        return next(self._entries)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._entries = iter(())
