@@ -13,7 +13,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import git_out, outcome_scores, says, tells_right_from_wrong, writes
+from conftest import git_out, says, tells_right_from_wrong, writes
 
 from deskmate.finetune.eval.suite import load_suite
 
@@ -202,18 +202,13 @@ def test_a_dev2_tasks_check_tells_right_from_wrong(task_id, tmp_path):
 
 @pytest.mark.parametrize("task_id", sorted(VARIANTS))
 def test_a_dev2_task_accepts_another_way_of_writing_it(task_id, tmp_path):
-    right, wrong, _ = outcome_scores(SUITE, task_id, VARIANTS[task_id], MISTAKES[task_id],
-                                     tmp_path)
-    assert right == 1.0, (task_id, right)
-    assert wrong < 1.0, (task_id, wrong)
+    tells_right_from_wrong(SUITE, task_id, VARIANTS[task_id], MISTAKES[task_id], tmp_path)
 
 
 @pytest.mark.parametrize("task_id", sorted(MORE_MISTAKES))
 def test_a_dev2_task_rejects_another_slip(task_id, tmp_path):
-    right, wrong, _ = outcome_scores(SUITE, task_id, SOLUTIONS[task_id],
-                                     MORE_MISTAKES[task_id], tmp_path)
-    assert right == 1.0, (task_id, right)
-    assert wrong < 1.0, (task_id, wrong)
+    tells_right_from_wrong(SUITE, task_id, SOLUTIONS[task_id], MORE_MISTAKES[task_id],
+                           tmp_path)
 
 
 def test_the_new_pages_say_what_the_fetch_tasks_expect():
