@@ -772,3 +772,17 @@ def test_stat_and_scandir_on_the_users_files_ask_the_file_tools(file_hub):
                                 "Final answer: gone."], task)
     output = next(e.content for e in events if isinstance(e, ev.Observation))
     assert "FileNotFoundError" in output
+
+
+def test_a_reply_cut_off_mid_cell_is_not_run_and_says_why(hub):
+    # The reply ran out of tokens before its block closed: run, it was a syntax error at
+    # its last line, which the 1.5B answered with the same cut-off cell.
+    cut = "Adding them.\n```python\n# add the two numbers\ntotal = toy.add(a=2,"
+    events, _, _ = run(hub, [cut, py("print(toy.add(a=2, b=3))"), "Final answer: 5"])
+    first, second = of(events, ev.Observation)[:2]
+    assert first.content.startswith("Not run: your reply reached its length limit before "
+                                    "the code ended") and first.status == "error"
+    assert second.content == "Output:\n5" and events[-1].tool_calls == 1
+    # An unclosed block that parses (a model without the grammar, or its EOS) still runs.
+    events, _, _ = run(hub, ["```python\nprint(toy.add(a=1, b=1))", "Final answer: 2"])
+    assert of(events, ev.Observation)[0].content == "Output:\n2"

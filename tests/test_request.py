@@ -28,6 +28,9 @@ from deskmate.tools.sandbox import RequestFiles
     ("What is in the last commit?", False),
     ("Which files changed?", False),  # a change asked about, not asked for
     ("Count the guests in a set of files", False),
+    ("Tick off eggs and milk in /w/shopping.md and keep the rest.", True),
+    ("Rewrite the dates in invoices.csv as YYYY-MM-DD.", True),
+    ("What was the increase in sales in q3.csv?", False),  # a noun, not a clause's verb
 ])
 def test_a_request_for_a_change_starts_a_clause_with_a_verb_that_changes(request_, change):
     assert asks_for_change(request_) is change

@@ -4,6 +4,7 @@ given the wrong shape, the file server given a wildcard, git's text log read as 
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
@@ -421,6 +422,39 @@ def test_a_commit_after_a_write_that_changed_nothing_is_told_so_not_to_stage(hub
     assert (f"Hint: nothing changed for git_add to take: the write to {repo}/mail.py this "
             "turn gave it the text it already held.") in seen
     assert "Hint: the error names git_add" not in seen
+
+
+def test_a_commit_before_any_change_told_again_to_stage_is_told_to_make_the_change(hub):
+    # Nothing edited yet: git_add as the hint said stages nothing, the commit fails
+    # again, and the hint now names the missing change, not git_add once more.
+    repo = committed_repo(hub[1] / "unedited", {"cart.py": "TAX_RATE = 0.2\n"})
+    commit = f'print(git.git_commit(repo_path="{repo}", message="Raise tax rate"))'
+    add = f"git.git_add(repo_path='{repo}', files=['{repo}/cart.py'])"
+    first, again = observations(hub, commit, f"{add}\n{commit}",
+                                task=f"Set TAX_RATE to 0.21 in {repo}/cart.py and commit it.")[:2]
+    assert "Hint: the error names git_add: call it first" in first
+    assert ("Hint: git_add already ran this turn and git_commit still fails: no file there "
+            "has changed, so there is nothing for git_add to take. Make the change the "
+            "request asks for first") in again
+    assert "call it first" not in again
+
+
+def test_a_look_cut_off_in_a_graphs_first_list_names_every_key_and_what_it_holds(hub):
+    # The 1.5B looked for the relations inside the entities: the look's 300 characters
+    # ended there, and nothing said a 'relations' list followed.
+    people = ", ".join(f'{{"name": "P{i}", "entityType": "person", "observations": '
+                       f'["works on the platform team since 20{i:02d}"]}}' for i in range(6))
+    links = '[{"from": "P1", "to": "P0", "relationType": "reports_to"}]'
+    seen = observations(
+        hub, f"memory.create_entities(entities=[{people}])\n"
+             f"memory.create_relations(relations={links})\n"
+             "graph = memory.read_graph()\n"
+             "print([n for n in graph['entities'] if n.get('relationType')])")[0]
+    assert "memory.read_graph returned a dict of 2 keys: {'entities': [" in seen
+    # (the module's other tests put their own people and relations in the same graph)
+    assert re.search(r"\n  its keys: 'entities': a list of \d+ dicts with keys 'name', "
+                     r"'entityType', 'observations'; 'relations': a list of \d+ dicts? with "
+                     r"keys 'from', 'to', 'relationType'$", seen, re.M)
 
 
 def test_a_timestamp_where_the_documentation_asks_hh_mm_runs_with_the_part_that_fits(hub):

@@ -20,6 +20,7 @@ from deskmate.app.agent.actions import Stop, Turn
 from deskmate.app.agent.missing_step import MissingStep
 from deskmate.app.agent.modes import Mode
 from deskmate.app.agent.parse import (
+    CUT_OFF,
     LOOKED_AGAIN,
     OUTPUT_PREFIX,
     PRINTS_AFTER_ERROR,
@@ -31,6 +32,7 @@ from deskmate.app.agent.parse import (
     FinalAnswer,
     Malformed,
     closed_code_block,
+    cut_off,
     missing_step_check,
     parse_reply,
     repeated_answer,
@@ -175,6 +177,14 @@ class CodeActions:
                 content = REPEATED + turn.request + what_it_was_told(self._seen.get(cell, ""))
             yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
             yield turn.append(ChatMessage("user", content))
+            return False
+        if cut_off(reply, parsed.code):
+            # Run, it is a syntax error at its last line, which says nothing of why; the
+            # same cell again is cut off the same way (and then refused as a repeat).
+            self._cells[cell] += 1
+            self._seen[cell] = CUT_OFF
+            yield ev.Observation(step=step, content=CUT_OFF, status="error", duration_s=0.0)
+            yield turn.append(ChatMessage("user", CUT_OFF))
             return False
         if self._looked and only_calls(parsed.code, self._looked):
             # The look's calls again, printed: a step spent on what is already shown.

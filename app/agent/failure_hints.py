@@ -95,7 +95,7 @@ class FailureHints:
                 + move_into_hint(spec.name, arguments, error)
                 + create_first(tools, server, sig.name, error)
                 + named_first(tools, server, spec.name, error, arguments,
-                              turn.changed, turn.unchanged))
+                              turn.changed, turn.unchanged, turn.called))
 
     def _docs(self, turn: TurnRecord, server: str, sig: Signature) -> str:
         """The tool's documentation, the first time it fails in a turn: the compact

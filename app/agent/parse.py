@@ -185,6 +185,12 @@ PRINTS_DONE = ("If the request is done, answer it now, starting with \"Final ans
 LOOKED_AGAIN = (NOT_RUN + "the first look above already made this call and shows what it "
                 "returned. Use that, and write the code for what the request asks. The "
                 "request: ")
+# Answers a cell whose reply was cut off at the reply's length limit before its block
+# closed (actions_code.py): the 1.5B's long, commented cell stopped mid-line, was told
+# only "SyntaxError: '(' was never closed", and wrote the same cut-off cell again.
+CUT_OFF = (NOT_RUN + "your reply reached its length limit before the code ended, so the "
+           "cell stops mid-line. Write a shorter cell that does one step (no comments, no "
+           "long strings) and prints what it finds; the next cell can do the rest.")
 # Starts the example recalled from an earlier solved request (experience.py).
 EXAMPLE_PREFIX = ("An earlier request like this one was solved by this code (its values were "
                   "that request's; use this one's):\n")
@@ -214,6 +220,19 @@ def closed_code_block(text: str) -> int | None:
     """End offset of the first complete code block, so generation can stop there."""
     match = re.search(r"```[ \t]*(?:python3?|py)?[ \t]*\n.*?\n[ \t]*```", text, re.S | re.I)
     return match.end() if match else None
+
+
+def cut_off(reply: str, code: str) -> bool:
+    """Whether ``code`` comes from a block ``reply`` never closed and does not parse: the
+    reply ran out of tokens mid-cell (a grammar holds every other reply to a closed
+    block; without one, an unclosed block that parses still runs)."""
+    if closed_code_block(reply) is not None or not _FENCE.search(reply.strip()):
+        return False
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return True
+    return False
 
 
 def parse_reply(text: str, objects: Collection[str] = ()) -> Parsed:

@@ -22,7 +22,12 @@ ASKS = re.compile(r"\?\s*$|^\s*(?:who|what|which|where|when|why|how|is|are|does|
 CHANGES = re.compile(
     r"(?:^|[.;:!?]\s+|,\s*|\b(?:and|then|please|also)\s+)(set|write|save|create|add|append|"
     r"rename|move|delete|remove|update|commit|replace|fix|change|edit|bump|store|record|"
-    r"copy|stage|tag|mark|insert|put|make|link|connect|correct)\b", re.I | re.M)
+    r"copy|stage|tag|mark|insert|put|make|link|connect|correct|"
+    # (a request to "Rewrite the dates …" or to "tick off eggs" was taken for a question:
+    # no check that a change was made, and a head start of tools that only read)
+    r"rewrite|reformat|tick|cross|fill|clean|prepend|revert|restore|undo|normali[sz]e|"
+    r"standardi[sz]e|reorder|swap|increase|decrease|raise|merge|drop|trim|archive|assign|"
+    r"enable|disable)\b", re.I | re.M)
 # A step the request rules out: "but do not commit it", "don't push yet", "never delete
 # anything", "without committing". The verb ends its clause, or a pronoun, "yet" or
 # "anything" does: "do not add a trailing newline" rules out no tool that adds.

@@ -65,14 +65,16 @@ PATHS_PARAM = re.compile(r"^(files|paths|file_paths|filenames)$", re.I)
 
 def named_first(tools: Tools, server: str, tool: str, error: str,
                 arguments: Mapping[str, Any], changed: Sequence[str],
-                unchanged: Sequence[str] = ()) -> str:
+                unchanged: Sequence[str] = (),
+                called: Sequence[tuple[str, str]] = ()) -> str:
     """For an error that names another tool of the server to call first ("No changes
     staged for commit. Use git_add to stage changes first"): that tool as a call to
     copy, with this call's values for the parameters of the same name and, for a list
     of paths, the files this turn changed inside the folder the call was given. Told
     the tool's name only, small models explain the error as their answer. When no file
     there changed and a write there gave a file the text it held (``unchanged``), that
-    is the error's cause: there is nothing for the named tool to take."""
+    is the error's cause: there is nothing for the named tool to take; so it is when the
+    named tool already ran this turn (``called``) and no file there changed."""
     named = sorted((found.start(), name, sig) for (s, name), (_, sig) in tools.items()
                    if s == server and name != tool
                    and (found := re.search(rf"\b{re.escape(name)}\b", error)))
@@ -80,13 +82,20 @@ def named_first(tools: Tools, server: str, tool: str, error: str,
         _, name, sig = named[0]
         folders = [v.rstrip("/") + "/" for v in arguments.values()
                    if isinstance(v, str) and v.startswith("/")]
-        if not any(p.startswith(f) for p in changed for f in folders) and (
-                same := [p for p in dict.fromkeys(unchanged)
-                         if any(p.startswith(f) for f in folders)]):
+        untouched = not any(p.startswith(f) for p in changed for f in folders)
+        if untouched and (same := [p for p in dict.fromkeys(unchanged)
+                                   if any(p.startswith(f) for f in folders)]):
             return (f"\nHint: nothing changed for {name} to take: the write to "
                     f"{', '.join(same)} this turn gave it the text it already held. Make "
                     f"the change in its text first (check that what your code replaces is "
                     f"in it as written), then call {name} and {tool}.")
+        if untouched and folders and (server, name) in called:
+            # Told "call git_add first" once more, the 1.5B called it again: the commit
+            # it made before any edit had nothing to take, and the edit never came.
+            return (f"\nHint: {name} already ran this turn and {tool} still fails: no "
+                    f"file there has changed, so there is nothing for {name} to take. Make "
+                    f"the change the request asks for first (write or edit the file), then "
+                    f"call {name} and {tool}.")
         values: list[str] = []
         for param in sig.params:
             if param.original in arguments:

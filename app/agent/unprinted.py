@@ -19,6 +19,7 @@ from typing import Any
 
 PREVIEW_CHARS = 300  # of each result
 MAX_RESULTS = 3  # shown after one cell
+LAYOUT_KEYS = 8  # of a dict a look is cut off in, named with what each holds
 HEAD_CHARS = 40  # of a result that, found in the output, counts as printed
 NOTE = "Not printed by your code (a look at what the tools returned):"
 # The head of each look in the note ("fetch.fetch returned a str of 511 characters: ").
@@ -54,10 +55,12 @@ def unprinted(returned: Sequence[Returned], shown: str) -> str:
         if item.call in seen or not head or head in flat:
             continue
         seen.add(item.call)
+        if len(seen) > MAX_RESULTS:
+            break
         preview = text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS else "")
         lines.append(f"{item.call} returned {_size(item.value)}: {preview}")
-        if len(lines) == MAX_RESULTS:
-            break
+        if len(text) > PREVIEW_CHARS and (layout := _layout(item.value)):
+            lines.append(layout)
     return f"{NOTE}\n" + "\n".join(lines) if lines else ""
 
 
@@ -66,6 +69,31 @@ def looked_at(observation: str) -> str:
     its heads (whose sizes are not data); "" when it has no note."""
     _, _, note = observation.partition(NOTE)
     return HEAD.sub("", note)
+
+
+def _layout(value: Any) -> str:
+    """A dict's keys and what each holds, for a look cut off before the later keys: the
+    1.5B, shown 300 characters of a graph's 'entities', looked for the relations in
+    them (``node['relationType']``) and never learned there was a 'relations' list."""
+    if not isinstance(value, dict) or not value:
+        return ""
+    parts = [f"{key!r}: {_held(item)}" for key, item in list(value.items())[:LAYOUT_KEYS]]
+    more = f"; {len(value) - LAYOUT_KEYS} more keys" if len(value) > LAYOUT_KEYS else ""
+    return "  its keys: " + "; ".join(parts) + more
+
+
+def _held(value: Any) -> str:
+    """What a value is, in a few words: "a list of 13 dicts with keys 'from', 'to'"."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        keys = list(dict.fromkeys(k for v in value for k in v))
+        shown = ", ".join(repr(k) for k in keys[:LAYOUT_KEYS])
+        return f"a list of {len(value):,} dict{'s' * (len(value) != 1)} with keys {shown}"
+    if isinstance(value, list) and value:
+        kinds = sorted({type(v).__name__ for v in value})
+        return f"a list of {len(value):,} {'/'.join(kinds)}"
+    if isinstance(value, dict):
+        return f"a dict with keys {', '.join(repr(k) for k in list(value)[:LAYOUT_KEYS])}"
+    return _size(value)
 
 
 def _size(value: Any) -> str:
