@@ -228,11 +228,7 @@ def cut_off(reply: str, code: str) -> bool:
     block; without one, an unclosed block that parses still runs)."""
     if closed_code_block(reply) is not None or not _FENCE.search(reply.strip()):
         return False
-    try:
-        ast.parse(code)
-    except SyntaxError:
-        return True
-    return False
+    return not _parses(code)
 
 
 def parse_reply(text: str, objects: Collection[str] = ()) -> Parsed:
@@ -284,11 +280,15 @@ def is_prose(code: str) -> bool:
     lines = [line.strip() for line in code.strip().splitlines() if line.strip()]
     if not lines or not all(_SENTENCE.match(line) and " " in line for line in lines):
         return False
+    return not _parses(code)
+
+
+def _parses(code: str) -> bool:
     try:
         ast.parse(code)
     except SyntaxError:
-        return True
-    return False
+        return False
+    return True
 
 
 def bare_code(text: str, thought_lines: int | None = 4) -> CodeAction | None:

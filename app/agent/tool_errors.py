@@ -95,7 +95,8 @@ def named_first(tools: Tools, server: str, tool: str, error: str,
             return (f"\nHint: {name} already ran this turn and {tool} still fails: no "
                     f"file there has changed, so there is nothing for {name} to take. Make "
                     f"the change the request asks for first (write or edit the file), then "
-                    f"call {name} and {tool}.")
+                    f"call {name} and {tool}. (A change made before this turn: give {name} "
+                    f"the files it changed.)")
         values: list[str] = []
         for param in sig.params:
             if param.original in arguments:

@@ -297,7 +297,9 @@ class ServersScreen(TableScreen):
 
     def hub_changed(self) -> None:
         """Called by the app when a server's state changed (``FollowsHub``)."""
-        self.refresh_table()
+        # A server stopping as the app closes reports after the screen lost its table.
+        if self.query(self.TABLE):
+            self.refresh_table()
 
     def on_servers_screen_detail(self, message: Detail) -> None:
         if message.name == self.selected:
