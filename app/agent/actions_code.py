@@ -165,7 +165,6 @@ class CodeActions:
             # them by size again and again). The answer is asked for at once.
             return (yield from self._ask_for_answer(step, cell, turn))
         if self._cells[cell]:
-            self._cells[cell] += 1
             if cell in self._printed and (missing := self.missing(turn.request)):
                 # A cell that printed, written again while a change the request asks for
                 # has no tool run: that step is named (the 1.5B, the month totals
@@ -175,24 +174,15 @@ class CodeActions:
                 # Run again, a stuck model's cell fails the same way and it writes it once
                 # more; the request, read again, often shows the step it skipped.
                 content = REPEATED + turn.request + what_it_was_told(self._seen.get(cell, ""))
-            yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
-            yield turn.append(ChatMessage("user", content))
-            return False
+            return (yield from self._not_run(step, cell, content, turn))
         if cut_off(reply, parsed.code):
             # Run, it is a syntax error at its last line, which says nothing of why; the
             # same cell again is cut off the same way (and then refused as a repeat).
-            self._cells[cell] += 1
             self._seen[cell] = CUT_OFF
-            yield ev.Observation(step=step, content=CUT_OFF, status="error", duration_s=0.0)
-            yield turn.append(ChatMessage("user", CUT_OFF))
-            return False
+            return (yield from self._not_run(step, cell, CUT_OFF, turn))
         if self._looked and only_calls(parsed.code, self._looked):
             # The look's calls again, printed: a step spent on what is already shown.
-            self._cells[cell] += 1
-            content = LOOKED_AGAIN + turn.request
-            yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
-            yield turn.append(ChatMessage("user", content))
-            return False
+            return (yield from self._not_run(step, cell, LOOKED_AGAIN + turn.request, turn))
         result = yield from self._execute(parsed.code, turn)
         if result.ran:  # a cell the user refused may be asked again
             self._cells[cell] += 1
@@ -234,7 +224,6 @@ class CodeActions:
         After a failed cell, what that cell was told comes again; with a change the
         request asks for still undone, its step is named; else the answer is asked for,
         or the code of a step that is left."""
-        self._cells[cell] += 1
         if failed_before and (told := what_it_was_told(self._last_output)):
             content = PRINTS_ONLY + PRINTS_AFTER_ERROR + told
         elif missing := self.missing(turn.request):
@@ -243,17 +232,20 @@ class CodeActions:
             # Not held to an answer: a step the request's words do not name may be left
             # (asked for the answer, the 1.5B said the change was staged; it was not).
             content = PRINTS_ONLY + PRINTS_DONE + turn.request
-        yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
-        yield turn.append(ChatMessage("user", content))
-        return False
+        return (yield from self._not_run(step, cell, content, turn))
 
     def _ask_for_answer(self, step: int, cell: str,
                         turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
         """The cell is not run; the next reply is the answer (held to it by
         ``next_grammar``), once a turn."""
-        self._cells[cell] += 1
         self._answer_asked = self._answering = True
-        content = repeated_answer(self._cells[cell], turn.request)
+        content = repeated_answer(self._cells[cell] + 1, turn.request)
+        return (yield from self._not_run(step, cell, content, turn))
+
+    def _not_run(self, step: int, cell: str, content: str,
+                 turn: Turn) -> Generator[ev.AgentEvent, None, bool]:
+        """The cell is not run: it counts as written once more, and ``content`` says why."""
+        self._cells[cell] += 1
         yield ev.Observation(step=step, content=content, status="error", duration_s=0.0)
         yield turn.append(ChatMessage("user", content))
         return False

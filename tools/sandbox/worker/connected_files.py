@@ -182,10 +182,6 @@ class ToolFiles:
         visit(top, parts)
         return list(dict.fromkeys(found))
 
-    def size(self, path: str) -> int:
-        """A file's size in bytes, as the server's file info gives it."""
-        return self.info(path).size
-
     def info(self, path: str) -> FileInfo:
         """A path's size, kind, times and permissions, from the server's file info."""
         if self.info_tool is None:

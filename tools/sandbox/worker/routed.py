@@ -1,8 +1,8 @@
 """Python's file calls, replaced by ones that reach the user's paths through the file
 tools (``ToolFiles``, connected_files.py): ``open``, ``os.listdir``, ``os.scandir``, the
-existence checks of ``os.path`` and ``pathlib``, ``os.path.getsize``, ``os.stat`` (and
-with it ``Path.stat`` and ``os.path.getmtime``), ``glob`` and ``pathlib``'s glob, making
-folders and moving. Each replacement keeps Python's behaviour for every other
+existence checks of ``os.path`` and ``pathlib``, ``os.stat`` (and with it
+``os.path.getsize``, ``os.path.getmtime`` and ``Path.stat``), ``glob`` and ``pathlib``'s
+glob, making folders and moving. Each replacement keeps Python's behaviour for every other
 path (the sandbox's own folder) and raises what Python would (``FileNotFoundError``,
 ``FileExistsError``).
 
@@ -27,7 +27,7 @@ _real = {"open": open, "isdir": os.path.isdir, "isfile": os.path.isfile,
          "exists": os.path.exists, "listdir": os.listdir, "mkdir": os.mkdir,
          "makedirs": os.makedirs, "rename": os.rename, "replace": os.replace,
          "move": shutil.move, "glob": glob.glob, "iglob": glob.iglob,
-         "getsize": os.path.getsize, "stat": os.stat, "scandir": os.scandir}
+         "stat": os.stat, "scandir": os.scandir}
 
 
 def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str | None],
@@ -60,14 +60,11 @@ def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str |
         check.__module__ = CELLS_MODULE
         return check
 
-    def routed_getsize(filename):
-        user = user_path(filename)
-        return _real["getsize"](filename) if user is None else files.size(user)
-
     def routed_stat(path, *, dir_fd=None, follow_symlinks=True):
         # "Which file is the newest / the largest": the 1.5B writes os.stat(p).st_mtime
-        # or os.path.getmtime(p) (which calls os.stat), and on the user's paths got a
-        # bare "No such file". The file info tool knows size, kind and times.
+        # or os.path.getmtime(p) (which calls os.stat, as os.path.getsize does), and on
+        # the user's paths got a bare "No such file". The file info tool knows size,
+        # kind and times.
         user = None if dir_fd is not None else user_path(path)
         if user is None:
             return _real["stat"](path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
@@ -194,7 +191,7 @@ def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str |
             return None
         return files.glob(user, [p for p in parts[fixed:] if p], recursive, hidden)
 
-    for function in (routed_open, routed_listdir, routed_getsize, routed_mkdir,
+    for function in (routed_open, routed_listdir, routed_mkdir,
                      routed_makedirs, routed_move, routed_stat, routed_scandir):
         function.__module__ = CELLS_MODULE
     builtins.open = io.open = routed_open
@@ -207,7 +204,6 @@ def install(files: ToolFiles, state: WorkerState, user_path: Callable[..., str |
     os.path.exists = routed("exists", None)
     os.path.isfile = routed("isfile", "file")
     os.path.isdir = routed("isdir", "dir")
-    os.path.getsize = routed_getsize
 
 
 class _Entry:
