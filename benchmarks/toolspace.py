@@ -24,7 +24,10 @@ for the hybrid with all-MiniLM-L6-v2. ``recall_at_5`` and ``mrr`` are the hybrid
 it ran, else BM25's (``search_mode`` says which). The same figures (and recall@20) on
 ``benchmarks/queries_heldout.jsonl`` go under ``heldout``: requests written by another
 method, for tools drawn at random, that no ranker decision was taken on
-(benchmarks/RESULTS.md says how they were made).
+(benchmarks/RESULTS.md says how they were made). The hybrid moves each query through the
+shipped query adapter (tools/search.py), which was fitted on ``queries.jsonl`` and
+``queries_train.jsonl``: the first set's figures are of requests trained on; the held-out
+ones are the figures that count.
 The last line printed is one JSON object. Goals: index + loaded ≤ 1.5k tokens at the full
 toolspace, recall@5 ≥ 0.95.
 """
