@@ -42,6 +42,7 @@ from deskmate.tools.search import (  # noqa: E402
     ADAPTER_FILE,
     EMBEDDER_ID,
     DenseIndex,
+    QueryAdapter,
     ToolSearch,
     load_embedder,
 )
@@ -81,10 +82,7 @@ def fit(queries: Any, tools: Any, answers: list[list[int]], *, rank: int,
 def ranks(search: ToolSearch, dense: DenseIndex, rows: list[dict[str, Any]],
           adapter: tuple[Any, Any] | None) -> list[int | None]:
     """Each request's labelled tool's place in the hybrid's top 20 (None: not there)."""
-    from deskmate.tools.search import QueryAdapter
-
-    dense.adapter = QueryAdapter(*adapter) if adapter else None
-    dense._queries.clear()  # vectors remembered under the previous adapter
+    dense.use_adapter(QueryAdapter(*adapter) if adapter else None)
     found = []
     for row in rows:
         hits = search.search(row["query"], k=20)
@@ -122,7 +120,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     embedder = load_embedder()
     dense = DenseIndex(tools, model=embedder, cache_dir=paths.embeddings_cache(), adapt=False)
     search = ToolSearch(catalog, dense=dense)
-    tool_vectors = dense._views[0][0]
+    tool_vectors = dense.vectors
     sets = {path.name: load_queries(path, catalog) for path in args.queries}
     rows = [row for loaded in sets.values() for row in loaded]
     vectors = embedder.encode([row["query"] for row in rows], batch_size=64,

@@ -201,6 +201,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             embedder = _QueryCache(load_embedder())
             dense = DenseIndex(list(catalog), model=embedder, cache_dir=cache)
             modes["hybrid"] = ToolSearch(catalog, dense=dense)
+            # side by side: the same vectors without the query adapter
+            unadapted = DenseIndex(list(catalog), model=embedder, cache_dir=cache, adapt=False)
+            modes["hybrid_unadapted"] = ToolSearch(catalog, dense=unadapted)
         except DenseUnavailable as exc:
             print(f"hybrid search skipped: {exc}", file=sys.stderr)
     search_mode = "hybrid" if "hybrid" in modes else "bm25"

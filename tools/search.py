@@ -272,6 +272,16 @@ class DenseIndex:
             vectors = self._cached(texts, cache_dir) if cache_dir else self._encode(texts)
             self._views.append((vectors, weight / total))
 
+    @property
+    def vectors(self) -> Scores:
+        """The tools' vectors of the first view, in catalog order."""
+        return self._views[0][0]
+
+    def use_adapter(self, adapter: QueryAdapter | None) -> None:
+        """Search with ``adapter`` from now on (None: unadapted); a benchmark's switch."""
+        self.adapter = adapter
+        self._queries.clear()  # vectors moved by the previous one
+
     def _cached(self, texts: list[str], cache_dir: Path) -> Scores:
         import numpy as np
 
