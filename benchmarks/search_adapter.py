@@ -34,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from toolspace import load_queries  # noqa: E402
+from toolspace import load_queries, rank_of, recalls  # noqa: E402
 
 from deskmate.app import paths  # noqa: E402
 from deskmate.tools.catalog import Catalog  # noqa: E402
@@ -83,18 +83,7 @@ def ranks(search: ToolSearch, dense: DenseIndex, rows: list[dict[str, Any]],
           adapter: tuple[Any, Any] | None) -> list[int | None]:
     """Each request's labelled tool's place in the hybrid's top 20 (None: not there)."""
     dense.use_adapter(QueryAdapter(*adapter) if adapter else None)
-    found = []
-    for row in rows:
-        hits = search.search(row["query"], k=20)
-        found.append(next((i for i, h in enumerate(hits, 1)
-                           if (h.server, h.tool) in row["accept"]), None))
-    return found
-
-
-def recall(found: list[int | None]) -> dict[str, float]:
-    n = max(len(found), 1)
-    return {f"recall_at_{k}": round(sum(1 for r in found if r and r <= k) / n, 3)
-            for k in (1, 5, 10, 20)}
+    return [rank_of(search.search(row["query"], k=20), row["accept"]) for row in rows]
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -147,7 +136,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         }
         result["checked"] = last
         base = ranks(search, dense, sets[last], None)
-        result["unadapted"] = recall(base)
+        result["unadapted"] = recalls(base)
         for name, folds in splits.items():
             found: list[int | None] = [None] * len(rows)
             for train, test in folds:
@@ -156,7 +145,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 for i, r in zip(test, ranks(search, dense, [rows[i] for i in test], adapter),
                                 strict=True):
                     found[i] = r
-            result[name] = recall([found[i] for i in checked])
+            result[name] = recalls([found[i] for i in checked])
     else:
         up, down = fit(vectors, tool_vectors, answers, **settings)
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -166,8 +155,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         partial.replace(args.out)
         result["out"] = str(args.out)
         for name, loaded in sets.items():
-            result[name] = {"before": recall(ranks(search, dense, loaded, None)),
-                            "after": recall(ranks(search, dense, loaded, (up, down)))}
+            result[name] = {"before": recalls(ranks(search, dense, loaded, None)),
+                            "after": recalls(ranks(search, dense, loaded, (up, down)))}
     result["seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result))
     return result

@@ -118,6 +118,13 @@ def rank_of(hits: list[Any], accept: set[tuple[str, str]]) -> int | None:
     return next((i for i, h in enumerate(hits, 1) if (h.server, h.tool) in accept), None)
 
 
+def recalls(ranks: list[int | None]) -> dict[str, float]:
+    """The share of requests whose tool is within the first 1, 5, 10 and 20 hits."""
+    n = max(len(ranks), 1)
+    return {f"recall_at_{k}": round(sum(1 for r in ranks if r is not None and r <= k) / n, 3)
+            for k in (1, 5, 10, 20)}
+
+
 def quality(search: ToolSearch, queries: list[dict[str, Any]]) -> dict[str, Any]:
     ranks = []
     started = time.perf_counter()
@@ -125,12 +132,7 @@ def quality(search: ToolSearch, queries: list[dict[str, Any]]) -> dict[str, Any]
         ranks.append(rank_of(search.search(row["query"], k=20), row["accept"]))
     elapsed = time.perf_counter() - started
     n = len(queries)
-
-    def at(k: int) -> float:
-        return round(sum(1 for r in ranks if r is not None and r <= k) / n, 3)
-
-    return {"recall_at_1": at(1), "recall_at_5": at(5), "recall_at_10": at(10),
-            "recall_at_20": at(20),
+    return {**recalls(ranks),
             "mrr": round(sum(1 / r for r in ranks if r) / n, 3),
             "query_ms": round(1000 * elapsed / n, 2),
             "misses_at_5": [row["query"] for row, r in zip(queries, ranks, strict=True)
