@@ -86,6 +86,25 @@ def ranks(search: ToolSearch, dense: DenseIndex, rows: list[dict[str, Any]],
     return [rank_of(search.search(row["query"], k=20), row["accept"]) for row in rows]
 
 
+def folds(rows: list[dict[str, Any]], checked: Any) -> dict[str, list[tuple[Any, Any]]]:
+    """(training rows, tested rows) pairs: ``FOLDS`` random parts of ``checked``, and
+    ``FOLDS`` groups of its servers, whose requests in every file leave training."""
+    import numpy as np
+
+    # a request's server is its own labelled tool's (``server``), not ``accept``'s first:
+    # that is a set, whose order changes from one process to the next
+    server = np.array([row["server"] for row in rows])
+    shuffled = np.random.default_rng(0).permutation(checked)
+    servers = np.random.default_rng(1).permutation(sorted(set(server[checked])))
+    return {
+        "random": [(np.setdiff1d(np.arange(len(rows)), part), part)
+                   for part in np.array_split(shuffled, FOLDS)],
+        "by_server": [(np.flatnonzero(~np.isin(server, group)),
+                       checked[np.isin(server[checked], group)])
+                      for group in np.array_split(servers, FOLDS)],
+    }
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--catalog", type=Path, default=ROOT.parent / "shared" / "toolspace")
@@ -124,22 +143,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         last = list(sets)[-1]
         first = len(rows) - len(sets[last])  # the checked file's rows come last
         checked = np.arange(first, len(rows))
-        server = np.array([tools[a[0]].server for a in answers])
-        shuffled = np.random.default_rng(0).permutation(checked)
-        servers = np.random.default_rng(1).permutation(sorted(set(server[checked])))
-        splits = {
-            "random": [(np.setdiff1d(np.arange(len(rows)), part), part)
-                       for part in np.array_split(shuffled, FOLDS)],
-            "by_server": [(np.flatnonzero(~np.isin(server, group)),
-                           checked[np.isin(server[checked], group)])
-                          for group in np.array_split(servers, FOLDS)],
-        }
+        splits = folds(rows, checked)
         result["checked"] = last
         base = ranks(search, dense, sets[last], None)
         result["unadapted"] = recalls(base)
-        for name, folds in splits.items():
+        for name, parts in splits.items():
             found: list[int | None] = [None] * len(rows)
-            for train, test in folds:
+            for train, test in parts:
                 adapter = fit(vectors[train], tool_vectors, [answers[i] for i in train],
                               **settings)
                 for i, r in zip(test, ranks(search, dense, [rows[i] for i in test], adapter),

@@ -50,3 +50,27 @@ def test_fit_moves_requests_toward_their_tools_and_is_repeatable():
     again = fit(requests[fitted], tools, answers[fitted], rank=16, weight_decay=0.001,
                 epochs=150)
     assert np.allclose(again[0], up) and np.allclose(again[1], down)  # seeded
+
+
+def test_folds_by_server_keep_each_servers_requests_out_of_its_training():
+    from benchmarks.search_adapter import FOLDS, folds
+
+    # ``accept`` is a set, as load_queries makes it: a request with an equivalent on
+    # another server must still be tested with its own server (it once moved between folds
+    # from one process to the next with the set's order)
+    rows = [{"server": f"s{i % 7}", "accept": {(f"s{i % 7}", f"t{i}"), (f"s{(i + 1) % 7}", "x")}}
+            for i in range(70)]
+    checked = np.arange(20, 70)
+    parts = folds(rows, checked)
+    assert len(parts["by_server"]) == len(parts["random"]) == FOLDS
+    tested = np.concatenate([test for _, test in parts["by_server"]])
+    assert sorted(tested) == list(checked)
+    for train, test in parts["by_server"]:
+        trained = {rows[i]["server"] for i in train}
+        assert not trained & {rows[i]["server"] for i in test}
+        assert len(train) + sum(rows[i]["server"] in {rows[j]["server"] for j in test}
+                                for i in range(70)) == 70
+    for train, test in parts["random"]:
+        assert not set(train) & set(test) and len(train) + len(test) == 70
+    assert [t.tolist() for _, t in folds(rows, checked)["by_server"]] == \
+        [t.tolist() for _, t in parts["by_server"]]
