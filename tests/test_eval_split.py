@@ -1,4 +1,4 @@
-"""The train / held-out / dev / dev2 / dev3 split of the local suite (assets/eval/SPLIT.md) and the
+"""The train / held-out / dev / dev2 / dev3 / dev4 split of the local suite (assets/eval/SPLIT.md) and the
 held-out tasks' verifiers: each scores a correct outcome 1.0 and a wrong one below 1.0."""
 
 from __future__ import annotations
@@ -27,16 +27,19 @@ def test_the_split_follows_its_rule_and_covers_every_task_once():
     train, held = set(suite.selections["train"]), set(suite.selections["heldout"])
     new, dev = set(suite.selections["heldout-new"]), set(suite.selections["dev"])
     dev2, dev3 = set(suite.selections["dev2"]), set(suite.selections["dev3"])
-    assert train | held | dev | dev2 | dev3 == set(suite.tasks)
+    dev4 = set(suite.selections["dev4"])
+    assert train | held | dev | dev2 | dev3 | dev4 == set(suite.tasks)
     assert not train & held and not dev & (train | held) and not dev2 & (train | held | dev)
     assert not dev3 & (train | held | dev | dev2)
+    assert not dev4 & (train | held | dev | dev2 | dev3)
     assert held == set(suite.selections["heldout-split"]) | new
     # (the dev splits are written as such: the hash decides between train and held-out)
     assert set(suite.selections["heldout-split"]) == {
-        t for t in suite.tasks if _hashed_out(t) and t not in new | dev | dev2 | dev3}
+        t for t in suite.tasks if _hashed_out(t) and t not in new | dev | dev2 | dev3 | dev4}
     assert len(dev) >= 20 and all(t.startswith("dev-") for t in dev)
     assert len(dev2) >= 20 and all(t.startswith("dev2-") for t in dev2)
     assert len(dev3) >= 20 and all(t.startswith("dev3-") for t in dev3)
+    assert len(dev4) >= 20 and all(t.startswith("dev4-") for t in dev4)
     assert not any(_hashed_out(t) for t in train)
     assert set(suite.selections["train-quick"]) == set(suite.selections["quick"]) & train
     assert len(new) >= 15 and sum(len(suite.tasks[t].servers) > 1 for t in new) >= 10
