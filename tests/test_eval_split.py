@@ -1,5 +1,6 @@
-"""The train / held-out / dev / dev2 / dev3 / dev4 split of the local suite (assets/eval/SPLIT.md) and the
-held-out tasks' verifiers: each scores a correct outcome 1.0 and a wrong one below 1.0."""
+"""The train / held-out / dev / dev2 / dev3 / dev4 split of the local suite
+(assets/eval/SPLIT.md) and the held-out tasks' verifiers: each scores a correct outcome 1.0
+and a wrong one below 1.0."""
 
 from __future__ import annotations
 

@@ -401,6 +401,55 @@ def test_plain_file_calls_on_the_users_paths_go_through_the_file_tools():
         assert len(calls) == before
 
 
+class RefusesRepeats(FakeFiles):
+    """FakeFiles that refuses a fourth identical call, as the bridge does (REPEAT_LIMIT)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.seen: dict[str, int] = {}
+
+    def __call__(self, kind, payload):
+        key = repr((payload["tool"], sorted(payload["kwargs"].items())))
+        self.seen[key] = self.seen.get(key, 0) + 1
+        if self.seen[key] > 3:
+            raise ToolError(f"filesystem.{payload['tool']} was already called 3 times with "
+                            "these exact arguments; use the result you already have")
+        return super().__call__(kind, payload)
+
+    def new_step(self) -> None:
+        self.seen.clear()
+
+
+def test_a_cells_checks_on_many_files_of_one_folder_list_it_once_until_something_changes():
+    # os.path.isfile(join(folder, name)) over a listing lists the folder once a name: the
+    # bridge refused the fourth call as a runaway, and the refusal read as "not a file"
+    # (five files, one printed).
+    names = [".env", "README.md", "app.log", "pyproject.toml", "setup.cfg"]
+    filesystem = RefusesRepeats({f"/home/u/w/{n}": "x" for n in names} | {"/home/u/w/src/a.py": ""})
+    namespace = {"servers": {"filesystem": ["list_directory", "read_text_file", "write_file"]}}
+    with Sandbox(filesystem, namespace=namespace) as box:
+        out = ok(box.execute(
+            "import os\n"
+            "w = '/home/u/w'\n"
+            "print([f for f in os.listdir(w) if os.path.isfile(os.path.join(w, f))],\n"
+            "      [f for f in os.listdir(w) if os.path.isdir(os.path.join(w, f))])"))
+        assert out.stdout.strip() == f"{sorted(names)} ['src']"
+        assert filesystem.calls == [("list_directory", "/home/u/w")]
+        # A write (or any call that may change things) and the folder is listed again.
+        out = ok(box.execute(
+            "print(os.path.exists('/home/u/w/new.txt'))\n"
+            "filesystem.write_file(path='/home/u/w/new.txt', content='1')\n"
+            "print(os.path.exists('/home/u/w/new.txt'), os.path.isfile('/home/u/w/app.log'))"))
+        assert out.stdout.split() == ["False", "True", "True"]
+        assert [c for c in filesystem.calls if c[0] == "list_directory"] == \
+            [("list_directory", "/home/u/w")] * 3
+        # The next cell lists afresh: the user may have changed the folder meanwhile.
+        filesystem.new_step()
+        filesystem.disk["/home/u/w/later.txt"] = "2"
+        out = ok(box.execute("print(os.path.isfile('/home/u/w/later.txt'))"))
+        assert out.stdout.strip() == "True"
+
+
 def test_folders_made_and_files_moved_on_the_users_paths_go_through_the_file_tools():
     filesystem = FakeFiles({"/home/u/a.log": "x", "/home/u/b.log": "y", "/home/u/c.log": "z"},
                            {"/home/u"})

@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from . import protocol
+from .connected_files import UNCHANGING_TOOLS
 from .state import CELLS_MODULE, WorkerState
 
 
@@ -33,6 +34,9 @@ class Channel:
         self.replies: queue.Queue[dict | None] = queue.Queue()
         self._lock = threading.Lock()
         self._next_id = 0
+        # Tool calls that may have changed something (any but the file tools' reads and
+        # listings): a folder's listing kept by ToolFiles is good until the next one.
+        self.changes = 0
 
     def send(self, message: dict) -> None:
         # An interrupt must not land in the middle of a frame.
@@ -60,6 +64,8 @@ class Channel:
                 os.kill(self.state.pid, signal.SIGINT)
 
     def call(self, kind: str, payload: dict) -> Any:  # the reply's JSON value
+        if kind == "tool" and payload.get("tool") not in UNCHANGING_TOOLS:
+            self.changes += 1
         self._next_id += 1
         call_id = self._next_id
         self.send({"type": "call", "id": call_id, "kind": kind, "payload": payload})

@@ -28,6 +28,8 @@ LIST_TOOLS = ("list_directory",)
 MKDIR_TOOLS = ("create_directory",)
 MOVE_TOOLS = ("move_file",)
 INFO_TOOLS = ("get_file_info",)
+# Calls that change nothing: a folder's listing stays good across them (Channel.changes).
+UNCHANGING_TOOLS = frozenset(READ_TOOLS + LIST_TOOLS + INFO_TOOLS)
 # get_file_info's text: "size: 6\ncreated: …\nisFile: true\n…", one "key: value" a line.
 INFO_LINE = re.compile(r"^\s*(\w+):\s*(.*?)\s*$", re.M)
 # Its times are JavaScript's Date text: "Sun Dec 06 2026 01:30:00 GMT+0000 (…)".
@@ -59,12 +61,19 @@ class FileInfo(NamedTuple):
 class ToolFiles:
     """The file tools of one server, as file operations; ``call(tool, **kwargs)``."""
 
-    def __init__(self, server: str, tools: list[str],
-                 call: Callable[..., object]) -> None:
+    def __init__(self, server: str, tools: list[str], call: Callable[..., object],
+                 changes: Callable[[], int] | None = None) -> None:
         def first(names: tuple[str, ...]) -> str | None:
             return next((name for name in names if name in tools), None)
 
-        self.server, self._call = server, call
+        self.server, self._call, self._changes = server, call, changes
+        # A folder's entries as this cell last listed them, with the count of calls that
+        # may change things at that moment. ``os.path.isfile(join(folder, name))`` in a
+        # loop lists the same folder once a name: the bridge refuses the fourth identical
+        # call as a runaway, and the refusal read as "not a file" (a listing of five files
+        # printed one). Kept until a call may have changed something, or the cell ends;
+        # without ``changes`` (no count of such calls) nothing is kept.
+        self._listed: dict[str, tuple[int, list[tuple[str, bool]]]] = {}
         self.read_tool, self.write_tool = first(READ_TOOLS), first(WRITE_TOOLS)
         self.list_tool = first(LIST_TOOLS)
         self.mkdir_tool, self.move_tool = first(MKDIR_TOOLS), first(MOVE_TOOLS)
@@ -72,12 +81,17 @@ class ToolFiles:
 
     @classmethod
     def find(cls, servers: dict[str, list[str]],
-             call_for: Callable[[str], Callable[..., object]]) -> ToolFiles | None:
+             call_for: Callable[[str], Callable[..., object]],
+             changes: Callable[[], int] | None = None) -> ToolFiles | None:
         """The first server that can read files, or None."""
         for server, tools in servers.items():
             if any(name in tools for name in READ_TOOLS):
-                return cls(server, tools, call_for(server))
+                return cls(server, tools, call_for(server), changes)
         return None
+
+    def forget(self) -> None:
+        """A new cell: folders are listed afresh (the user may have changed them)."""
+        self._listed.clear()
 
     # ------------------------------------------------------------ operations
 
@@ -116,7 +130,14 @@ class ToolFiles:
         """(name, is a folder) of each entry, as list_directory gives them."""
         if self.list_tool is None:
             raise self._error(path, f"server {self.server!r} has no list_directory tool")
-        return listing_entries(tool_text(self._tool(self.list_tool, path)))
+        key, changes = path.rstrip("/") or "/", self._changes
+        kept = self._listed.get(key)
+        if kept is not None and changes is not None and kept[0] == changes():
+            return list(kept[1])
+        entries = listing_entries(tool_text(self._tool(self.list_tool, path)))
+        if changes is not None:
+            self._listed[key] = (changes(), entries)
+        return list(entries)
 
     def walk(self, top: str, topdown: bool = True,
              onerror: Callable[[OSError], object] | None = None,

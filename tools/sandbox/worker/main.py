@@ -50,7 +50,8 @@ def main(argv: list[str]) -> int:
     channel = Channel(in_fd, out_fd, state)
     ns = build_namespace(channel, spec, state.toolspace)
     files = ToolFiles.find(
-        servers, lambda server: lambda tool, **kwargs: getattr(ns[server], tool)(**kwargs))
+        servers, lambda server: lambda tool, **kwargs: getattr(ns[server], tool)(**kwargs),
+        lambda: channel.changes)
     paths.install(state, files)
     threading.Thread(target=channel.read_forever, name="protocol", daemon=True).start()
     channel.send({"type": "ready"})
@@ -66,6 +67,8 @@ def main(argv: list[str]) -> int:
         state.folder = job.get("folder") or None
         state.named = dict(job.get("named") or {})
         state.noted = set()
+        if files is not None:
+            files.forget()
         result = run_cell(job["code"], number, ns, limits, state)
         if os.getpid() != state.pid:
             os._exit(0)  # a child the cell forked has finished the cell's code
