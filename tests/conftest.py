@@ -225,6 +225,18 @@ def git_out(workspace: Path, *args: str) -> str:
                           check=True).stdout.strip()
 
 
+def commits(files: dict[str, str], message: str, answer: str = ""):
+    """An eval task's outcome that writes ``files`` (path -> text), commits them all with
+    ``message`` and answers ``answer``."""
+    def solve(workspace: Path) -> str:
+        for rel, text in files.items():
+            (workspace / rel).write_text(text)
+        git_out(workspace, "add", "-A")
+        git_out(workspace, "commit", "-q", "-m", message)
+        return answer
+    return solve
+
+
 def writes(rel: str, text: str, answer: str = ""):
     """An eval task's outcome that writes ``text`` to ``rel`` and answers ``answer``."""
     def solve(workspace: Path) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import git_out, says, suite_helpers, tells_right_from_wrong, writes
+from conftest import commits, git_out, says, suite_helpers, tells_right_from_wrong, writes
 
 from deskmate.finetune.eval.suite import load_suite
 
@@ -44,17 +44,6 @@ def _move(names: list[str], answer: str) -> Callable[[Path], str]:
         (workspace / "photos" / "2024").mkdir(parents=True)
         for name in names:
             (workspace / "inbox" / name).rename(workspace / "photos" / "2024" / name)
-        return answer
-    return solve
-
-
-def _commit(files: dict[str, str], message: str, answer: str = "") -> Callable[[Path], str]:
-    """Write ``files`` and commit them with ``message``."""
-    def solve(workspace: Path) -> str:
-        for rel, text in files.items():
-            (workspace / rel).write_text(text)
-        git_out(workspace, "add", "-A")
-        git_out(workspace, "commit", "-q", "-m", message)
         return answer
     return solve
 
@@ -118,7 +107,7 @@ SOLUTIONS: dict[str, Callable[[Path], str]] = {
     "dev3-fs-4": _move(PHOTOS, "I moved 4 photos:\n1. IMG_20240117_101512.jpg\n"
                                "2. IMG_20240603_184400.jpg\n3. IMG_20240809_134502.jpg\n"
                                "4. PXL_20241224_090101.jpg"),
-    "dev3-git-1": _commit({"requirements.txt": PINS}, "Fix vulnerable pins",
+    "dev3-git-1": commits({"requirements.txt": PINS}, "Fix vulnerable pins",
                           "I changed certifi, jinja2 and urllib3."),
     "dev3-git-2": _release("1.10.0"),
     "dev3-mem-1": _suppliers(SUPPLIERS),
@@ -135,7 +124,7 @@ MISTAKES: dict[str, Callable[[Path], str]] = {
     "dev3-fs-2": writes("balances.csv", THREE_WAYS, "Ben owes the most."),
     "dev3-fs-3": _port("8081", "web and admin clashed on 8080."),  # 8081 is api's
     "dev3-fs-4": _move([*PHOTOS, "IMG_20230520_202405.jpg"], "I moved 5 photos."),
-    "dev3-git-1": _commit({"requirements.txt": ALL_PINS}, "Fix vulnerable pins",
+    "dev3-git-1": commits({"requirements.txt": ALL_PINS}, "Fix vulnerable pins",
                           "I changed certifi, flask, jinja2, requests and urllib3."),
     "dev3-git-2": _release("2.0.0"),  # a major release for an Added section
     "dev3-mem-1": _suppliers(SUPPLIERS + INACTIVE),  # the inactive ones too

@@ -14,7 +14,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import git_out, says, tells_right_from_wrong, writes
+from conftest import commits, says, tells_right_from_wrong, writes
 
 from deskmate.finetune.eval.suite import load_suite
 
@@ -121,17 +121,6 @@ def _shift(ms: int, answer: str, newline: str = "\n") -> Callable[[Path], str]:
     return solve
 
 
-def _commit(files: dict[str, str], message: str, answer: str = "") -> Callable[[Path], str]:
-    """Write ``files`` and commit them with ``message``."""
-    def solve(workspace: Path) -> str:
-        for rel, text in files.items():
-            (workspace / rel).write_text(text)
-        git_out(workspace, "add", "-A")
-        git_out(workspace, "commit", "-q", "-m", message)
-        return answer
-    return solve
-
-
 CODEOWNERS = """# Who reviews what. The last matching pattern takes precedence.
 *                   @lena
 /docs/              @jonas @tom
@@ -178,9 +167,9 @@ SOLUTIONS: dict[str, Callable[[Path], str]] = {
                         "Blue Herons are top of the table, ahead of Red Lions on goal "
                         "difference."),
     "dev4-fs-4": _shift(-2500, "The last subtitle now starts at 00:59:56,400."),
-    "dev4-git-1": _commit({".github/CODEOWNERS": CODEOWNERS}, "Hand Maya's code over to Jonas",
+    "dev4-git-1": commits({".github/CODEOWNERS": CODEOWNERS}, "Hand Maya's code over to Jonas",
                           "Jonas becomes an owner of 4 paths."),
-    "dev4-git-2": _commit({"shipping.py": BOTH_FIXED}, "Fix shipping rates",
+    "dev4-git-2": commits({"shipping.py": BOTH_FIXED}, "Fix shipping rates",
                           "A 12.5 kg parcel now costs 15.50 euros to ship."),
     "dev4-mem-1": writes("for-ines.txt", PLANTS),
     "dev4-mem-2": says("Six of you at the table: you, Amara, Lukas, Hiro, Ben and Ola. Cook "
@@ -198,9 +187,9 @@ MISTAKES: dict[str, Callable[[Path], str]] = {
     "dev4-fs-3": writes("table.csv", _table_csv(_table(RESULTS, postponed_as_draw=True)),
                         "Red Lions are top."),  # the postponed matches counted as draws
     "dev4-fs-4": _shift(2500, "It starts at 01:00:01,400."),  # shifted later
-    "dev4-git-1": _commit({".github/CODEOWNERS": REPLACED}, "Hand Maya's code over to Jonas",
+    "dev4-git-1": commits({".github/CODEOWNERS": REPLACED}, "Hand Maya's code over to Jonas",
                           "5 paths."),  # a plain text replace
-    "dev4-git-2": _commit({"shipping.py": BANDS_FIXED}, "Fix shipping rates",
+    "dev4-git-2": commits({"shipping.py": BANDS_FIXED}, "Fix shipping rates",
                           "It costs 14.30 euros."),  # only the complaint's bug fixed
     "dev4-mem-1": writes("for-ines.txt",  # "every 2 weeks" read as every 2 days
                          "Basil\nFiddle-leaf fig\nMonstera\nMoth orchid\n"),
@@ -221,10 +210,10 @@ VARIANTS: dict[str, Callable[[Path], str]] = {
     "dev4-fs-3": writes("table.csv", _table_csv(_table(RESULTS), signed=True),
                         "Top: Blue Herons (6 pts, GD +4), ahead of Red Lions (6 pts, +1)."),
     "dev4-fs-4": _shift(-2500, "00:59:56.400", newline="\r\n"),
-    "dev4-git-1": _commit({".github/CODEOWNERS": REALIGNED}, "Hand Maya's code over to Jonas.",
+    "dev4-git-1": commits({".github/CODEOWNERS": REALIGNED}, "Hand Maya's code over to Jonas.",
                           "Four: /docs/, /src/billing/, /infra/ and /tests/billing/ (he "
                           "already owned /src/search/)."),
-    "dev4-git-2": _commit({"shipping.py": BOTH_FIXED}, "Fix shipping rates",
+    "dev4-git-2": commits({"shipping.py": BOTH_FIXED}, "Fix shipping rates",
                           "15,50 € now; it was 14.30 before the fix, since started "
                           "kilograms were rounded down."),
     "dev4-mem-1": writes("for-ines.txt", "- Basil\n- Fiddle leaf fig\n- Monstera\n"
@@ -246,7 +235,7 @@ MORE_MISTAKES: dict[str, Callable[[Path], str]] = {
     "dev4-fs-3": writes("table.csv", _table_csv(_table(RESULTS)[:4]),  # Night Owls left out
                         "Blue Herons."),
     "dev4-fs-4": _shift(-250, "00:59:58,650"),  # 2,5 read as 250 ms
-    "dev4-git-1": _commit({".github/CODEOWNERS": CODEOWNERS}, "Hand Maya's code over to Jonas",
+    "dev4-git-1": commits({".github/CODEOWNERS": CODEOWNERS}, "Hand Maya's code over to Jonas",
                           "Jonas now owns 5 paths."),  # the one he owned already counted
     "dev4-git-2": _fix_uncommitted("15.50 euros."),  # fixed, not committed
     "dev4-mem-1": writes("for-ines.txt", "Basil\nCalathea\nFiddle-leaf fig\nMonstera\n"
