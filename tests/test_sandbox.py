@@ -147,7 +147,8 @@ def test_traceback_is_trimmed_to_the_cells(box):
     assert result.error.startswith("Traceback (most recent call last):")
     assert '"<cell 2>", line 2' in result.error and '"<cell 1>", line 2, in inner' in result.error
     assert "return 1 / v" in result.error
-    assert result.error.endswith("ZeroDivisionError: division by zero")
+    assert result.error.endswith("ZeroDivisionError: division by zero\n"
+                                 "The values on that line: v = 0")
     assert "worker.py" not in result.error and "exec(" not in result.error
 
 
@@ -686,6 +687,29 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
             "data = json.loads(page[page.index('{'):])")
         box.execute("text = '[{\"id\": 1}]'")
         assert "data = json.loads(text)\n" in box.execute("text['id']").error + "\n"
+
+
+def test_an_error_on_a_value_shows_what_the_failing_line_held(box):
+    # A table's header row split as a data row: the error named the count, not the row.
+    error = box.execute("rows = ['| Days | First hour | Further |', '| Mon | 2.50 | 1.80 |']\n"
+                        "for row in rows:\n"
+                        "    days, first, further = row.strip('|').split('|')\n"
+                        "    total = float(first)").error
+    assert ("ValueError: could not convert string to float: ' First hour '\n"
+            "The values on that line: first = ' First hour '") in error
+    # a datetime split on a space it does not have
+    error = box.execute("t = '2026-12-06T05:31:05+00:00'\nhour = t.split(' ')[1]").error
+    assert error.endswith("IndexError: list index out of range\n"
+                          "The values on that line: t = '2026-12-06T05:31:05+00:00'")
+    # long text and containers cut short, with their size; modules and functions left out
+    error = box.execute("import json\nnotes = {'founded': 'in 2014', 'staff': list(range(50))}\n"
+                        "big = 'x' * 500\nprint(json.dumps(notes['founded']['year']), big)").error
+    assert ("The values on that line: notes = {'founded': 'in 2014', 'staff': [0, 1, 2, 3, "
+            "4, 5, ...]} (dict of 2); big = 'xxx") in error and "(str of 500 characters)" in error
+    assert "json =" not in error and "print =" not in error
+    # Not for an error about a name, a module or a path: those name what to fix.
+    assert "The values on that line" not in box.execute("x = 1\ny = x + undefined_name").error
+    assert "The values on that line" not in box.execute("p = '/nowhere'\nopen(p)").error
 
 
 def test_a_pattern_that_matched_nothing_shows_the_texts_own_lines(box):

@@ -210,6 +210,7 @@ def format_error(exc: BaseException, toolspace: Toolspace) -> str:
     lines = ["Traceback (most recent call last):\n"] if frames else []
     lines += traceback.format_list(frames)
     lines += traceback.format_exception_only(exc)
+    lines.append(hints.values_line(exc))
     lines.append(hints.hint(exc, toolspace))
     return "".join(lines).rstrip()
 
