@@ -586,24 +586,25 @@ def test_the_head_start_finds_a_tool_for_each_step_of_the_request(tmp_path):
 
 
 def test_an_answer_read_from_a_failed_cells_look_at_its_results_is_taken(hub):
-    # The cell indexed a text result like a dict and failed; the look at what the tool
-    # returned shows the value, and the answer that gives it is from the data.
+    # The cell indexed a text result like a dict and failed; the error shows the value
+    # the failing line held (a result shown there needs no look of its own), and the
+    # answer that gives it is from the data.
     events, _, _ = run(hub, [py("r = toy.echo(text='Author: Robin Quill')\nprint(r['author'])"),
                              "Final answer: Robin Quill"], task="Who is the author?")
     observations = of(events, ev.Observation)
     assert [o.status for o in observations] == ["error"]
-    assert "Not printed by your code" in observations[0].content
+    assert "The values on that line: r = 'Author: Robin Quill'" in observations[0].content
+    assert "Not printed by your code" not in observations[0].content
     assert of(events, ev.FinalAnswer)[0].text == "Robin Quill" and events[-1].steps == 2
     # An answer that gives nothing the look showed is still checked.
     events, _, _ = run(hub, [py("r = toy.echo(text='Author: Robin Quill')\nprint(r['author'])"),
                              "Final answer: Nobody.", "Final answer: Robin Quill"],
                        task="Who is the author?")
     assert "right after an error" in of(events, ev.Observation)[-1].content
-    # ... and so is one that gives only the look's size ("a str of 19 characters").
+    # ... and so is one that gives a number the value does not hold (its length).
     events, _, _ = run(hub, [py("r = toy.echo(text='Author: Robin Quill')\nprint(r['author'])"),
                              "Final answer: 19", "Final answer: Robin Quill"],
                        task="Who is the author?")
-    assert "a str of 19 characters" in of(events, ev.Observation)[0].content
     assert "right after an error" in of(events, ev.Observation)[-1].content
 
 

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from deskmate.tools.sandbox.worker.hints import VALUES_MARK
+
 PREVIEW_CHARS = 300  # of each result
 MAX_RESULTS = 3  # shown after one cell
 LAYOUT_KEYS = 8  # of a dict a look is cut off in, named with what each holds
@@ -65,10 +67,14 @@ def unprinted(returned: Sequence[Returned], shown: str) -> str:
 
 
 def looked_at(observation: str) -> str:
-    """What the note in a cell's ``observation`` showed of the tools' results, without
-    its heads (whose sizes are not data); "" when it has no note."""
+    """What a failed cell's ``observation`` showed of the data: the note's look at the
+    tools' results, without its heads (whose sizes are not data), and the values the
+    failing line held (the error's last lines show them, and a result shown there gets
+    no note); "" when it shows neither."""
     _, _, note = observation.partition(NOTE)
-    return HEAD.sub("", note)
+    held = [line.partition(VALUES_MARK)[2] for line in observation.splitlines()
+            if line.startswith(VALUES_MARK)]
+    return "\n".join(filter(None, [HEAD.sub("", note), *held]))
 
 
 def _layout(value: Any) -> str:
