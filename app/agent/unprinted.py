@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from deskmate.tools.sandbox.worker.hints import VALUES_MARK
+from deskmate.tools.sandbox.worker.failing_values import VALUES_MARK
 
 PREVIEW_CHARS = 300  # of each result
 MAX_RESULTS = 3  # shown after one cell

@@ -13,7 +13,7 @@ import importlib.util
 import linecache
 import traceback
 
-from . import hints
+from . import failing_values, hints
 from .rlimits import CPULimitExceeded, cpu_life, cpu_spent, set_cpu_budget
 from .state import CELL_PREFIX, Toolspace, WorkerState
 
@@ -210,7 +210,7 @@ def format_error(exc: BaseException, toolspace: Toolspace) -> str:
     lines = ["Traceback (most recent call last):\n"] if frames else []
     lines += traceback.format_list(frames)
     lines += traceback.format_exception_only(exc)
-    lines.append(hints.values_line(exc))
+    lines.append(failing_values.values_line(exc))
     lines.append(hints.hint(exc, toolspace))
     return "".join(lines).rstrip()
 
