@@ -2,16 +2,16 @@
 
 The bridge (bridge.py) raises a failed call's error as the server wrote it; small models
 repeat the call unless the error shows the fix. The hints come after it, in one order:
-the file server's path errors or else the tool's documentation (once a turn), a web
-address taken for a path, a path beside the folder the server may reach, the folder
-above a missing path, an edit's text not in the file, git's unstaged file or the name it
-likely meant, a one-character text, a CSV header's column name passed as a value (or
-else the value likely meant or its format), a wildcard for
-one path, the request's leading '/', a move into a folder, and another tool the error
-names to call first. Most are read from the error in path_errors.py, tool_errors.py and
-value_hints.py; some need a call of their own (a folder's listing, a file's text), made
-quietly through the bridge: a hint's own call makes no hints of its own, and
-``calling`` tells the bridge which call that is.
+the file server's path errors (a move's missing folder told apart from its missing
+source) or else the tool's documentation (once a turn), a web address taken for a path,
+a path beside the folder the server may reach, the folder above a missing path, an
+edit's text not in the file, git's unstaged file or the name it likely meant, a
+one-character text, a CSV header's column name passed as a value (or else the value
+likely meant or its format), a wildcard for one path, the request's leading '/', a
+move into a folder, and another tool the error names to call first. Most are read from
+the error in path_errors.py, tool_errors.py and value_hints.py; some need a call of their
+own (a folder's listing, a file's text), made quietly through the bridge: a hint's own
+call makes no hints of its own, and ``calling`` tells the bridge which call that is.
 """
 
 from __future__ import annotations
