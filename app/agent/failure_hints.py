@@ -127,8 +127,9 @@ class FailureHints:
         source = next((v for k, v in arguments.items() if SOURCE_KEY.search(k)), None)
         destination = next((v for k, v in arguments.items() if DESTINATION_KEY.search(k)),
                            None)
-        if not (isinstance(source, str) and isinstance(destination, str)):
-            return None
+        if not (isinstance(source, str) and isinstance(destination, str)
+                and destination.startswith("/")):
+            return None  # (a relative path has the leading '/' hint)
         folder = posixpath.dirname(destination.rstrip("/")) or "/"
         if self._list(server, folder) is not None:
             return "", posixpath.dirname(source.rstrip("/")) or "/"
