@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import posixpath
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from deskmate.app.agent.header_rows import header_hint
 from deskmate.app.agent.path_errors import (
@@ -33,12 +33,10 @@ from deskmate.app.agent.path_errors import (
     write_first,
 )
 from deskmate.app.agent.tool_errors import (
-    DESTINATION_KEY,
     MAKE_FOLDER_TOOLS,
     MISSING_PATH,
     MOVES,
     READ_FILE_TOOLS,
-    SOURCE_KEY,
     WRITE_FILE_TOOLS,
     Tools,
     character_hint,
@@ -47,6 +45,7 @@ from deskmate.app.agent.tool_errors import (
     edit_target,
     fixed_edits,
     move_into_hint,
+    move_paths,
     named_first,
     wildcard_hint,
 )
@@ -56,6 +55,15 @@ from deskmate.tools.signatures import Signature, py_identifier
 from deskmate.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
+
+
+class MoveMissing(NamedTuple):
+    """Which path of a failed move is missing, as the hints say it: the hint to make the
+    destination's folder ("" when the source is missing), and the folder to list (the
+    source's; None: none)."""
+
+    hint: str
+    folder: str | None
 
 
 class FailureHints:
@@ -87,10 +95,11 @@ class FailureHints:
         # A path taken from a web address: the page's fetch, not the folder's listing.
         return ((web_address_hint(tools, error, arguments, said)
                  or outside_hint(error)
-                 or (moved and moved[0])
+                 or (moved and moved.hint)
                  or path_hint(tools, server, error, spec.name)
                  or self._docs(turn, server, sig))
-                + self._folder_shown(server, error, spec.name, moved[1] if moved else None)
+                + (self._folder_note(server, moved.folder) if moved
+                   else self._folder_shown(server, error, spec.name))
                 + self._lines_shown(server, sig, error, arguments)
                 + write_first(tools, error, self._meant(error, arguments),
                               call_with(server, sig, arguments))
@@ -115,40 +124,39 @@ class FailureHints:
         return f"\nThe tool's documentation:\n{sig.text()}"
 
     def _move_missing(self, server: str, tool: str, arguments: dict[str, Any],
-                      error: str) -> tuple[str, str] | None:
+                      error: str) -> MoveMissing | None:
         """For a move's "no such file" (the server names both paths: "rename 'a' ->
         'b'"), which of the two is missing, told by listing the destination's folder:
         a folder still to be made gives the hint to make it (the 1.5B, moving photos into
         photos/2024/, was told "nothing is at that path" and listed the photos it had);
-        else the source is missing, and its folder is the one to show. (hint, folder to
-        show, "" for none); None: not a move's missing path."""
+        else the source is missing, and its folder is the one to show. None: not a
+        move's missing path."""
         if not (MOVES.search(tool) and MISSING_PATH.search(error)):
             return None
-        source = next((v for k, v in arguments.items() if SOURCE_KEY.search(k)), None)
-        destination = next((v for k, v in arguments.items() if DESTINATION_KEY.search(k)),
-                           None)
-        if not (isinstance(source, str) and isinstance(destination, str)
-                and destination.startswith("/")):
+        paths = move_paths(arguments)
+        if paths is None or not paths[2].startswith("/"):
             return None  # (a relative path has the leading '/' hint)
+        source, _, destination = paths
         folder = posixpath.dirname(destination.rstrip("/")) or "/"
         if self._list(server, folder) is not None:
-            return "", posixpath.dirname(source.rstrip("/")) or "/"
+            return MoveMissing("", posixpath.dirname(source.rstrip("/")) or "/")
         maker = next((sig for (s, name), (_, sig) in self._tools().items()
                       if s == server and name in MAKE_FOLDER_TOOLS), None)
-        if maker is None:
-            return None
-        return (f"\nHint: the folder {folder} does not exist yet: make it first with "
-                f"{py_identifier(server)}.{maker.name}(path={folder!r}), then move it "
-                "again."), ""
+        if maker is None:  # (the folder was just found missing: no listing of it either)
+            return MoveMissing("", None)
+        return MoveMissing(f"\nHint: the folder {folder} does not exist yet: make it first "
+                           f"with {py_identifier(server)}.{maker.name}(path={folder!r}), "
+                           "then move it again.", None)
 
-    def _folder_shown(self, server: str, error: str, tool: str,
-                      folder: str | None = None) -> str:
-        """For a file server's "no such file": what the folder above that path holds
-        (or ``folder``; "": none to show), listed with the server's own tool
-        (tool_errors.folder_note)."""
-        folder = missing_folder(error) if folder is None else folder or None
-        if (folder is None or (server, "list_directory") not in self._tools()
-                or tool in WRITE_FILE_TOOLS):  # a write's folder is missing: nothing to list
+    def _folder_shown(self, server: str, error: str, tool: str) -> str:
+        """For a file server's "no such file": what the folder above that path holds,
+        listed with the server's own tool (tool_errors.folder_note)."""
+        if tool in WRITE_FILE_TOOLS:  # a write's folder is missing: nothing to list
+            return ""
+        return self._folder_note(server, missing_folder(error))
+
+    def _folder_note(self, server: str, folder: str | None) -> str:
+        if folder is None or (server, "list_directory") not in self._tools():
             return ""
         listing = self._list(server, folder)
         return "" if listing is None else folder_note(folder, listing)
