@@ -444,22 +444,48 @@ def test_the_site_is_served_only_while_a_task_that_reads_it_runs(suite, bins, mo
     assert serving == []
 
 
-def test_a_stable_folder_or_port_in_use_is_said_not_silently_replaced(suite):
+def test_a_second_stable_run_waits_for_the_task_and_a_left_folder_is_moved_aside(
+        suite, tmp_path, monkeypatch):
+    import tempfile
+    import threading
+
+    from deskmate.finetune.eval.runner import task_root
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # its folders and locks
+    task = suite.tasks["git-last-author"]
+    started = threading.Event()
+    got: list = []
+
+    def second_run():
+        started.set()
+        with pytest.warns(RuntimeWarning, match="another --stable eval holds .*waiting"):
+            with task_root(task, stable=True) as root:
+                got.append(root)
+                (root / "second.txt").write_text("second")
+
+    with task_root(task, stable=True) as first:
+        (first / "first.txt").write_text("first")
+        other = threading.Thread(target=second_run)
+        other.start()
+        started.wait(5)
+        other.join(0.5)
+        assert other.is_alive() and got == []  # it waits: the same path, not another
+    # The first run ended without removing its folder (killed, or --keep-workspaces):
+    # the second gets the same path, empty, and the first's files are kept aside.
+    other.join(10)
+    assert got == [first] and (first / "second.txt").exists()
+    assert not (first / "first.txt").exists()
+    aside = list(tmp_path.glob(f"deskmate-eval-{task.id}-left-*"))
+    assert len(aside) == 1 and (aside[0] / "first.txt").read_text() == "first"
+
+
+def test_a_stable_port_held_by_another_program_is_said_not_silently_replaced(suite):
     import contextlib
     import socket
 
-    from deskmate.finetune.eval.runner import STABLE_PORT, task_root
+    from deskmate.finetune.eval.runner import STABLE_PORT
     from deskmate.finetune.eval.site import LocalSite
 
-    task = suite.tasks["git-last-author"]
-    held = task_root(task, stable=True)  # as another run (or a killed one) leaves it
-    try:
-        with pytest.warns(RuntimeWarning, match="is in use .* not --stable"):
-            other = task_root(task, stable=True)
-        assert other != held and other.exists()
-        other.rmdir()
-    finally:
-        held.rmdir()
     taken = socket.socket()
     try:
         with contextlib.suppress(OSError):  # another eval may hold it: the same case

@@ -12,9 +12,8 @@ import json
 import shutil
 import tempfile
 import threading
-import warnings
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +27,7 @@ from deskmate.finetune.eval.record import add_result, finish_run, start_run, tas
 from deskmate.finetune.eval.report import summarize
 from deskmate.finetune.eval.results import TaskRun
 from deskmate.finetune.eval.site import LocalSite
+from deskmate.finetune.eval.stable import held, stable_root
 from deskmate.finetune.eval.suite import Suite, Task, substitute
 from deskmate.finetune.eval.workspace import WorkspaceError, prepare_workspace, start_servers
 
@@ -113,13 +113,18 @@ def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
     return EvalOutcome(run_id, results, summary)
 
 
-def _site(suite: Suite, used: bool, stable: bool) -> AbstractContextManager[LocalSite | None]:
-    """The suite's site, served while a task that reads it (``used``) runs. Served for
+@contextmanager
+def _site(suite: Suite, used: bool, stable: bool) -> Iterator[LocalSite | None]:
+    """The suite's site, served while a task that reads it (``used``) runs: served for
     the whole run, a --stable run held the stable port from start to end, so a second run
-    beside it (even on other tasks) saw its fetch tasks at another address."""
+    beside it (even on other tasks) saw its fetch tasks at another address. With
+    ``stable`` the port is held (stable.py): a second run waits while the first serves."""
     if suite.site is None or not used:
-        return nullcontext()
-    return LocalSite(suite.site, STABLE_PORT if stable else 0)
+        yield None
+        return
+    with held("site") if stable else nullcontext(), \
+            LocalSite(suite.site, STABLE_PORT if stable else 0) as site:
+        yield site
 
 
 def uses_site(suite: Suite, task: Task) -> bool:
@@ -136,34 +141,35 @@ def uses_site(suite: Suite, task: Task) -> bool:
     return any(marker in part for part in parts)
 
 
-def task_root(task: Task, stable: bool = False) -> Path:
-    """A new folder for the task's run: ``<tmp>/deskmate-eval-<task>-<random>``, or with
-    ``stable`` the same ``…-stable`` every run (a random one while another run holds it,
-    or one left behind by a crash)."""
+@contextmanager
+def task_root(task: Task, stable: bool = False) -> Iterator[Path]:
+    """A new folder for the task's run, held while the block runs:
+    ``<tmp>/deskmate-eval-<task>-<random>``, or with ``stable`` the same ``…-stable``
+    every run (stable.py: a second run waits for the first to finish the task)."""
     if stable:
-        root = Path(tempfile.gettempdir()) / f"deskmate-eval-{task.id}-stable"
-        try:
-            root.mkdir()
-            return root
-        except FileExistsError:
-            # The run goes on, but the model sees another path: say so, or a run that
-            # differs from its twin reads as the harness's doing.
-            warnings.warn(f"{root} is in use (another eval, or left by one that was "
-                          "killed: remove it when no eval runs); task "
-                          f"{task.id} runs in a folder of its own, not --stable",
-                          RuntimeWarning, stacklevel=2)
-    return Path(tempfile.mkdtemp(prefix=f"deskmate-eval-{task.id}-"))
+        with stable_root(task.id) as root:
+            yield root
+    else:
+        yield Path(tempfile.mkdtemp(prefix=f"deskmate-eval-{task.id}-"))
 
 
 def run_task(suite: Suite, task: Task, mode: Mode, model: ChatModel,
              settings: EvalSettings = EvalSettings(), *, site_url: str = "",
              db: Database | None = None,
              repeat: int = 0, cancel: threading.Event | None = None) -> TaskRun:
+    with task_root(task, settings.stable) as root:
+        return _run_in(root, suite, task, mode, model, settings, site_url=site_url, db=db,
+                       repeat=repeat, cancel=cancel)
+
+
+def _run_in(root: Path, suite: Suite, task: Task, mode: Mode, model: ChatModel,
+            settings: EvalSettings, *, site_url: str, db: Database | None, repeat: int,
+            cancel: threading.Event | None) -> TaskRun:
+    """``run_task`` in the task's folder ``root`` (removed at the end unless kept)."""
     from deskmate.app import paths
     from deskmate.app.agent.factory import build_agent
     from deskmate.tools.policy import Policy
 
-    root = task_root(task, settings.stable)
     answer, finished, session_id, error = "", None, None, ""
     try:
         workspace = prepare_workspace(task, root, settings.stable)
