@@ -458,10 +458,10 @@ def test_a_second_stable_run_waits_for_the_task_and_a_left_folder_is_moved_aside
 
     def second_run():
         started.set()
-        with pytest.warns(RuntimeWarning, match="another --stable eval holds .*waiting"):
-            with task_root(task, stable=True) as root:
-                got.append(root)
-                (root / "second.txt").write_text("second")
+        with pytest.warns(RuntimeWarning, match="another --stable eval holds .*waiting"), \
+                task_root(task, stable=True) as root:
+            got.append(root)
+            (root / "second.txt").write_text("second")
 
     with task_root(task, stable=True) as first:
         (first / "first.txt").write_text("first")
