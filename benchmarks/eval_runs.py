@@ -12,7 +12,8 @@ two runs of the same task never overlap (their --stable folder is shared) and th
 tasks run one at a time (the stable site port): `deskmate eval --stable` holds both with
 locks across processes, and this script's queues wait on them in-process as well. A
 commit's task whose result is already under `--out/runs/<name>/<task>` is not run again:
-an interrupted run goes on where it stopped (the working tree, which may have changed since, always runs afresh).
+an interrupted run goes on where it stopped (the working tree, which may have changed
+since, always runs afresh).
 Default: the `smoke` tasks with the tiny model (a check of the mechanics; agent quality
 needs `--model` a Qwen2.5-Coder GGUF). The last line printed is one JSON object.
 """
