@@ -94,11 +94,24 @@ def run_task(src: Path, name: str, task: str, sited: bool,
     return json.loads(lines[-1])
 
 
-def totals(results: dict[str, dict | None]) -> dict:
+# What `deskmate eval` warns when a task ran at another path or site address than its
+# --stable one (a port another program held; before eval/stable.py, a second run beside
+# the first): such a task does not compare with its twin in another run.
+OFF_STABLE = ("not --stable", "addresses differ")
+
+
+def off_stable(folder: Path) -> bool:
+    log = folder / "stderr.txt"
+    return log.exists() and any(mark in log.read_text(errors="replace") for mark in OFF_STABLE)
+
+
+def totals(results: dict[str, dict | None], folder: Path) -> dict:
+    """A commit's figures over its tasks; ``folder`` holds a folder a task."""
     ran = {t: r["modes"][next(iter(r["modes"]))] for t, r in results.items() if r}
     n = len(ran) or 1
     return {"tasks": len(results), "ran": len(ran),
             "failed_to_run": sorted(t for t, r in results.items() if not r),
+            "off_stable": sorted(t for t in results if off_stable(folder / t)),
             "solved": sum(r["success_rate"] for r in ran.values()),
             "success": round(sum(r["success_rate"] for r in ran.values()) / n, 3),
             "score": round(sum(r["mean_score"] for r in ran.values()) / n, 3),
@@ -147,11 +160,15 @@ def main() -> None:
         futures = {(name, task): pool.submit(run_task, src, name, task,
                                              uses_site(suite, suite.tasks[task]), args)
                    for name, src, task in jobs}
-    report = {name: totals({task: futures[name, task].result() for task in tasks})
+    report = {name: totals({task: futures[name, task].result() for task in tasks},
+                           args.out / "runs" / name)
               for name in names}
     for name, figures in report.items():
         print(f"{name}: {figures['solved']:g}/{figures['ran']} solved, score "
               f"{figures['score']}, {figures['prompt_tokens_mean']:,} prompt tokens a task")
+        if figures["off_stable"]:
+            print(f"  off --stable (not comparable task by task): "
+                  f"{', '.join(figures['off_stable'])}")
     print(json.dumps({"tasks": args.tasks, "mode": args.mode, "model": model,
                       "runs": report}))
 
