@@ -39,7 +39,7 @@ def test_the_paths_of_a_request_come_without_the_sentences_punctuation():
 def hub(tmp_path_factory, mcp_bin):
     workdir = tmp_path_factory.mktemp("look")
     npm = mcp_bin / "npm" / "node_modules" / ".bin"
-    (workdir / "latency.log").write_text("".join(f"GET /p{i} {100 + i}ms\n" for i in range(20)))
+    (workdir / "latency.log").write_text("".join(f"GET /p{i} {100 + i}ms\n" for i in range(60)))
     (workdir / "expenses").mkdir()
     for name in ("march.csv", "april.csv"):
         (workdir / "expenses" / name).write_text("item,amount\nrent,900\n")
@@ -113,7 +113,7 @@ def test_an_answer_read_off_the_look_before_any_code_ran_is_checked_once(hub):
     model = ScriptedModel(["Final answer: GET /p0 100ms",
                            "Let me compute.\n```python\nprint(len(filesystem.read_text_file("
                            f"path='{workdir}/latency.log').splitlines()))\n```",
-                           "Final answer: 20 requests"])
+                           "Final answer: 60 requests"])
     runtime = build_agent(model, hub=hub, policy=Policy(yes_all=True))
     task = f"How many requests does {workdir}/latency.log hold?"
     try:
@@ -126,8 +126,8 @@ def test_an_answer_read_off_the_look_before_any_code_ran_is_checked_once(hub):
              if m.role == "user" and not is_feedback(m.content)]
     assert users == [task]
     observations = [e.content for e in events if isinstance(e, ev.Observation)]
-    assert observations[0] == FROM_LOOK and observations[1].strip() == "Output:\n20"
-    assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["20 requests"]
+    assert observations[0] == FROM_LOOK and observations[1].strip() == "Output:\n60"
+    assert [e.text for e in events if isinstance(e, ev.FinalAnswer)] == ["60 requests"]
 
 
 @pytest.mark.slow
@@ -138,7 +138,7 @@ def test_a_cell_that_only_makes_the_looks_calls_again_is_not_run(hub):
     task = f"Which files are in {workdir}/expenses, and what does {workdir}/latency.log hold?"
     again = (f"print(filesystem.list_directory(path='{workdir}/expenses'))\n"
              f"filesystem.list_directory(path='{workdir}/expenses')")
-    # The look showed the log's first 12 lines of 20: reading it whole is not a repeat.
+    # The look showed the log's first 12 lines of 60: reading it whole is not a repeat.
     rest = f"print(filesystem.read_text_file(path='{workdir}/latency.log'))"
     model = ScriptedModel([f"```python\n{again}\n```", f"```python\n{rest}\n```",
                            "Final answer: -"])
@@ -189,3 +189,83 @@ def test_the_first_reply_after_the_look_is_held_to_code(hub):
     assert grammars("How many requests are there?") == [None, None]
     assert grammars(f"How many requests does {workdir}/latency.log hold?",
                     code_after_error=False) == [None, None]
+
+
+@pytest.mark.slow
+def test_a_small_file_is_shown_whole(hub):
+    # The clashing port sat on line 20 of a 27-line compose file, below a 12-line look.
+    hub, workdir = hub
+    lines = [f"  svc{i}:\n    ports: ['{8000 + i}:80']" for i in range(14)]
+    (workdir / "compose.yml").write_text("services:\n" + "\n".join(lines) + "\n")
+    _, seen = run(hub, f"Which services in {workdir}/compose.yml share a port?")
+    note = seen[-1].content
+    assert "ports: ['8013:80']" in note and "more lines" not in note
+
+
+@pytest.mark.slow
+def test_the_files_a_request_names_in_a_folder_it_lists_are_read(hub):
+    # "… the project at /x, following the steps in its RELEASING.md": listed alone, the
+    # folder showed the name, and the model committed before it had read the steps.
+    hub, workdir = hub
+    repo = workdir / "repo"
+    repo.mkdir()
+    (repo / "RELEASING.md").write_text("1. Set the version in VERSION.\n2. Commit.\n")
+    (repo / "Makefile").write_text("all:\n\techo hi\n")
+    (repo / "VERSION").write_text("1.0.0\n")
+    (repo / "notes.txt").write_text("unrelated\n")
+    events, seen = run(hub, f"Fix the Makefile, then cut the next release of the project at "
+                            f"{repo}, following the steps in its RELEASING.md.")
+    note = seen[-1].content
+    assert f"filesystem.list_directory(path='{repo}'):\n" in note
+    assert f"filesystem.read_text_file(path='{repo}/Makefile'):\nall:\n\techo hi" in note
+    assert (f"filesystem.read_text_file(path='{repo}/RELEASING.md'):\n"
+            "1. Set the version in VERSION.\n2. Commit." in note)
+    assert "unrelated" not in note and "1.0.0" not in note  # named by no word of the request
+    # Read in the order the request names them, after the folder's listing.
+    started = [(e.tool, e.arguments.get("path")) for e in events
+               if isinstance(e, ev.ToolCallStarted)]
+    assert started == [("list_directory", str(repo)),
+                        ("read_text_file", f"{repo}/Makefile"),
+                        ("read_text_file", f"{repo}/RELEASING.md")]
+
+
+def test_a_name_counts_as_a_word_of_its_own():
+    from deskmate.app.agent.first_look import named_in
+
+    request = ("The repository at /w pins its dependencies in requirements.txt, and "
+               "advisories.md lists the advisories. Fix the Makefile.")
+    assert named_in(request, ["Makefile", "advisories.md", "requirements.txt", "README.md",
+                              "make"]) == ["requirements.txt", "advisories.md", "Makefile"]
+    # Part of a path or of a longer name, or one letter, is not the name.
+    assert named_in("Read /w/a.csv and a.csv.bak, then a", ["a.csv", "a"]) == []
+
+
+def test_the_look_shows_files_whole_within_its_budget():
+    from deskmate.app.agent.first_look import LOOK_BUDGET, WHOLE_CHARS, first_look
+
+    text = "".join(f"row {i:02d} " + "x" * 40 + "\n" for i in range(30))  # about 1,500 chars
+    assert len(text) <= WHOLE_CHARS and 3 * len(text) > LOOK_BUDGET
+    listing = "\n".join(f"[FILE] {n}.txt" for n in ("a1", "b2", "c3"))
+
+    def call(server, tool, arguments):
+        if tool == "list_directory":
+            return listing
+        lines = text.splitlines(keepends=True)
+        return "".join(lines[:arguments.get("head", len(lines))])
+
+    from deskmate.tools.spec import ToolSpec
+    from deskmate.tools.signatures import signature
+
+    def spec(name, params):
+        return ToolSpec("filesystem", name, "", {"type": "object", "properties": params})
+    tools = {}
+    for name, params in (("read_text_file", {"path": {"type": "string"},
+                                             "head": {"type": "number"}}),
+                         ("list_directory", {"path": {"type": "string"}})):
+        s = spec(name, params)
+        tools[("filesystem", name)] = (s, signature(s))
+    note = first_look("Sum a1.txt, b2.txt and c3.txt in /w/", tools, call).note
+    shown = note.split("filesystem.read_text_file")
+    assert len(shown) == 4
+    assert "row 29" in shown[1] and "row 29" in shown[2]  # whole, while they fit
+    assert "row 29" not in shown[3] and "more lines" in shown[3]  # then cut

@@ -9,10 +9,18 @@ a read that would ask the user is not made for a look). What it shows is a note 
 the request, with the call that read it, so the code knows the shape before it parses.
 
 Paths that do not exist yet (the file to write) are left out without a word.
+
+A request often names its files by bare name inside the folder it gives ("the git
+repository at /x … following the steps in its RELEASING.md", "Fix the Makefile"): listed
+alone, the folder showed the names and the model then edited and committed against
+files it had never opened. A listed folder's files that the request names this way are
+read too. A small file is shown whole (the clashing port was line 20 of a 27-line
+compose file, below a 12-line look); a larger one by its first lines.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -29,9 +37,13 @@ from deskmate.tools.sandbox.worker.connected_files import (
 from deskmate.tools.signatures import py_identifier
 
 MAX_PATHS = 3  # a request names a few; more is a list the model should walk itself
-LOOK_LINES = 12  # a file's first lines: enough to show its shape
+MAX_NAMED = 3  # files a request names by bare name in a folder it lists, read as well
+LOOK_LINES = 12  # a larger file's first lines: enough to show its shape
 LINE_CHARS = 160
-LOOK_CHARS = 900  # per path
+LOOK_CHARS = 900  # per path, when cut
+WHOLE_LINES = 40  # a file this short is shown whole ...
+WHOLE_CHARS = 2000  # ... when it is this small, and
+LOOK_BUDGET = 4000  # ... while what the look shows stays within this (each prompt holds it)
 HEADER = LOOK_NOTE + " (read for you; your code must still read what it uses):"
 
 
@@ -70,6 +82,8 @@ class Look:
     # the look asks for code that reads the data, and a small file is shown whole too.
     whole_listing: bool = False
 
+    files: tuple[str, ...] = ()  # a listed folder's files
+
     def render(self) -> str:
         return f"{self.call}:\n{self.text}"
 
@@ -90,12 +104,22 @@ def first_look(request: str, tools: Tools,
         return Looked("")
     looks: list[Look] = []
     listings: dict[str, dict[str, bool] | None] = {}  # folder -> {name: is a folder}
+    shown = 0  # characters the look shows so far
+
+    def add(path: str, folder: bool) -> Look | None:
+        nonlocal shown
+        look = _look(files, path, folder, call, room=LOOK_BUDGET - shown)
+        if look is not None:
+            looks.append(look)
+            shown += len(look.text)
+        return look
+
     for path in request_paths(request)[:MAX_PATHS]:
         path = path.rstrip("/") or "/"
         parent, _, name = path.rpartition("/")
         look = None
         if "." not in name:  # a folder, or a file without an extension (hosts, Makefile)
-            look = _look(files, path, True, call)
+            look = add(path, True)
         if look is None:
             # What the parent folder holds says whether the file is there, so no read
             # fails in front of the user for the file the request asks to create.
@@ -103,11 +127,14 @@ def first_look(request: str, tools: Tools,
                 listings[parent] = _entries(files, parent, call)
             entries = listings[parent]
             # (a name without "." that could not be listed is read only if it is a file)
-            look = (_look(files, path, entries[name], call)
-                    if entries is not None and name in entries
-                    and ("." in name or not entries[name]) else None)
-        if look is not None:
-            looks.append(look)
+            if (entries is not None and name in entries
+                    and ("." in name or not entries[name])):
+                add(path, entries[name])
+    read = {look.path for look in looks}
+    named = [f"{look.path.rstrip('/')}/{name}" for look in list(looks)
+             for name in named_in(request, look.files)]
+    for path in [p for p in dict.fromkeys(named) if p not in read][:MAX_NAMED]:
+        add(path, False)
     if not looks:
         return Looked("")
     return Looked("\n".join([HEADER, *(look.render() for look in looks)]),
@@ -125,22 +152,47 @@ def _entries(files: FileTools, folder: str,
     return dict(listing_entries(listing))
 
 
+def named_in(request: str, names: Iterable[str]) -> list[str]:
+    """The names of ``names`` the request writes as they are, as a word of their own
+    ("its RELEASING.md", "Fix the Makefile"), in the order the request gives them."""
+    places = {}
+    for name in names:
+        found = re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w/-]|\.\w)", request)
+        if found and len(name) >= 3:  # ("a", "x": a letter of the sentence)
+            places[name] = found.start()
+    return sorted(places, key=places.__getitem__)
+
+
 def _look(files: FileTools, path: str, folder: bool,
-          call: Callable[[str, str, dict[str, Any]], Any]) -> Look | None:
+          call: Callable[[str, str, dict[str, Any]], Any], room: int) -> Look | None:
+    """The look at one path; a small file is shown whole if it fits in ``room``
+    characters."""
     tool = files.listing if folder else files.read
     assert tool is not None
     arguments: dict[str, Any] = {"path": path}
     head = tool == files.read and files.head
     if head:
-        arguments["head"] = LOOK_LINES + 1  # one more: to tell that there is more
+        # One more line than is shown: to tell that there is more.
+        arguments["head"] = (WHOLE_LINES if room > 0 else LOOK_LINES) + 1
     try:
         value = call(files.server, tool, arguments)
     except Exception:  # refused, or a file the server cannot read as text
         return None
     written = f"{py_identifier(files.server)}.{tool}(path={path!r})"
     text = tool_text(value)
-    shown = _cut(text, whole=not head)
-    return Look(path, written, shown, whole_listing=folder and shown == text.rstrip("\n"))
+    if not folder and _small(text) and len(text) <= room:
+        shown = text.rstrip("\n") or "(empty)"
+    else:
+        shown = _cut(text, whole=not head)
+    listed = tuple(name for name, is_folder in listing_entries(text) if not is_folder)
+    return Look(path, written, shown, whole_listing=folder and shown == text.rstrip("\n"),
+                files=listed if folder else ())
+
+
+def _small(text: str) -> bool:
+    lines = text.splitlines()
+    return (len(lines) <= WHOLE_LINES and len(text) <= WHOLE_CHARS
+            and all(len(line) <= LINE_CHARS for line in lines))
 
 
 def _cut(text: str, whole: bool) -> str:
