@@ -253,8 +253,8 @@ def test_the_look_shows_files_whole_within_its_budget():
         lines = text.splitlines(keepends=True)
         return "".join(lines[:arguments.get("head", len(lines))])
 
-    from deskmate.tools.spec import ToolSpec
     from deskmate.tools.signatures import signature
+    from deskmate.tools.spec import ToolSpec
 
     def spec(name, params):
         return ToolSpec("filesystem", name, "", {"type": "object", "properties": params})
