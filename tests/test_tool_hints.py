@@ -84,13 +84,6 @@ def test_a_csv_headers_time_zone_column_given_as_a_zone_is_told_to_skip_the_head
             "the CSV's header, not a record.") in seen
 
 
-def test_a_city_written_with_a_point_and_an_apostrophe_runs_as_its_zone(hub):
-    seen = observations(hub, 'print(time.convert_time(source_timezone="St. John\'s", '
-                               'time="14:00", target_timezone="Asia/Kathmandu"))')[0]
-    assert "'timezone': 'America/St_Johns'" in seen
-    assert "time.convert_time(source_timezone='America/St_Johns'" in seen
-
-
 def test_a_corrected_call_that_fails_too_shows_both_errors(hub):
     # The zone is corrected; the time is in no form the documentation names.
     seen = observations(hub, 'print(time.convert_time(source_timezone="New York", '
@@ -292,31 +285,6 @@ def test_a_text_written_as_one_character_gets_a_note(hub):
     counted = observations(hub, f'filesystem.write_file(path="{workdir}/COUNT.txt", '
                                 'content="5")')[0]
     assert "Note:" not in counted
-
-
-def test_a_move_into_a_folder_not_made_yet_says_to_make_it(hub):
-    # Moving photos into photos/2024/ before that folder was made, the 1.5B was told
-    # "nothing is at that path" and listed the photos it already had.
-    workdir = hub[1]
-    (workdir / "d.jpg").write_text("x")
-    seen = observations(hub, f'filesystem.move_file(source="{workdir}/d.jpg", '
-                             f'destination="{workdir}/y2024/d.jpg")')[0]
-    assert "ENOENT" in seen and "holds:" not in seen and "nothing is at" not in seen
-    assert seen.rstrip().endswith(
-        f"Hint: the folder {workdir}/y2024 does not exist yet: make it first with "
-        f"filesystem.create_directory(path='{workdir}/y2024'), then move it again.")
-
-
-def test_a_move_of_a_file_not_there_shows_the_sources_folder(hub):
-    workdir = hub[1]
-    (workdir / "inbox").mkdir()
-    (workdir / "inbox" / "keep.txt").write_text("x")
-    seen = observations(hub, f'filesystem.move_file(source="{workdir}/inbox/nope.txt", '
-                             f'destination="{workdir}/nope.txt")')[0]
-    assert "ENOENT" in seen and "nothing is at that path" in seen
-    # The source's folder (the destination's, the server's folder, is not the one).
-    assert f"{workdir}/inbox holds:\n[FILE] keep.txt" in seen
-    assert f"{workdir} holds:" not in seen
 
 
 def test_a_move_into_a_folder_gets_the_items_own_new_path(hub):

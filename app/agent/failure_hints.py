@@ -2,24 +2,23 @@
 
 The bridge (bridge.py) raises a failed call's error as the server wrote it; small models
 repeat the call unless the error shows the fix. The hints come after it, in one order:
-the file server's path errors (a move's missing folder told apart from its missing
-source) or else the tool's documentation (once a turn), a web address taken for a path,
-a path beside the folder the server may reach, the folder above a missing path, an
-edit's text not in the file, git's unstaged file or the name it likely meant, a
-one-character text, a CSV header's column name passed as a value (or else the value
-likely meant or its format), a wildcard for one path, the request's leading '/', a
-move into a folder, and another tool the error names to call first. Most are read from
-the error in path_errors.py, tool_errors.py and value_hints.py; some need a call of their
-own (a folder's listing, a file's text), made quietly through the bridge: a hint's own
-call makes no hints of its own, and ``calling`` tells the bridge which call that is.
+the file server's path errors or else the tool's documentation (once a turn), a web
+address taken for a path, a path beside the folder the server may reach, the folder
+above a missing path, an edit's text not in the file, git's unstaged file or the name it
+likely meant, a one-character text, a CSV header's column name passed as a value (or
+else the value likely meant or its format), a wildcard for
+one path, the request's leading '/', a move into a folder, and another tool the error
+names to call first. Most are read from the error in path_errors.py, tool_errors.py and
+value_hints.py; some need a call of their own (a folder's listing, a file's text), made
+quietly through the bridge: a hint's own call makes no hints of its own, and
+``calling`` tells the bridge which call that is.
 """
 
 from __future__ import annotations
 
 import logging
-import posixpath
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from deskmate.app.agent.header_rows import header_hint
 from deskmate.app.agent.path_errors import (
@@ -33,9 +32,6 @@ from deskmate.app.agent.path_errors import (
     write_first,
 )
 from deskmate.app.agent.tool_errors import (
-    MAKE_FOLDER_TOOLS,
-    MISSING_PATH,
-    MOVES,
     READ_FILE_TOOLS,
     WRITE_FILE_TOOLS,
     Tools,
@@ -45,25 +41,15 @@ from deskmate.app.agent.tool_errors import (
     edit_target,
     fixed_edits,
     move_into_hint,
-    move_paths,
     named_first,
     wildcard_hint,
 )
 from deskmate.app.agent.turn_record import TurnRecord
 from deskmate.app.agent.value_hints import call_with, format_hint, leading_slash, value_hint
-from deskmate.tools.signatures import Signature, py_identifier
+from deskmate.tools.signatures import Signature
 from deskmate.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
-
-
-class MoveMissing(NamedTuple):
-    """Which path of a failed move is missing, as the hints say it: the hint to make the
-    destination's folder ("" when the source is missing), and the folder to list (the
-    source's; None: none)."""
-
-    hint: str
-    folder: str | None
 
 
 class FailureHints:
@@ -91,15 +77,12 @@ class FailureHints:
     def _text(self, server: str, spec: ToolSpec, sig: Signature, arguments: dict[str, Any],
               error: str, turn: TurnRecord, said: str) -> str:
         tools = self._tools()
-        moved = self._move_missing(server, spec.name, arguments, error)
         # A path taken from a web address: the page's fetch, not the folder's listing.
         return ((web_address_hint(tools, error, arguments, said)
                  or outside_hint(error)
-                 or (moved and moved.hint)
                  or path_hint(tools, server, error, spec.name)
                  or self._docs(turn, server, sig))
-                + (self._folder_note(server, moved.folder) if moved
-                   else self._folder_shown(server, error, spec.name))
+                + self._folder_shown(server, error, spec.name)
                 + self._lines_shown(server, sig, error, arguments)
                 + write_first(tools, error, self._meant(error, arguments),
                               call_with(server, sig, arguments))
@@ -123,40 +106,12 @@ class FailureHints:
         turn.documented.add((server, sig.name))
         return f"\nThe tool's documentation:\n{sig.text()}"
 
-    def _move_missing(self, server: str, tool: str, arguments: dict[str, Any],
-                      error: str) -> MoveMissing | None:
-        """For a move's "no such file" (the server names both paths: "rename 'a' ->
-        'b'"), which of the two is missing, told by listing the destination's folder:
-        a folder still to be made gives the hint to make it (the 1.5B, moving photos into
-        photos/2024/, was told "nothing is at that path" and listed the photos it had);
-        else the source is missing, and its folder is the one to show. None: not a
-        move's missing path."""
-        if not (MOVES.search(tool) and MISSING_PATH.search(error)):
-            return None
-        paths = move_paths(arguments)
-        if paths is None or not paths[2].startswith("/"):
-            return None  # (a relative path has the leading '/' hint)
-        source, _, destination = paths
-        folder = posixpath.dirname(destination.rstrip("/")) or "/"
-        if self._list(server, folder) is not None:
-            return MoveMissing("", posixpath.dirname(source.rstrip("/")) or "/")
-        maker = next((sig for (s, name), (_, sig) in self._tools().items()
-                      if s == server and name in MAKE_FOLDER_TOOLS), None)
-        if maker is None:  # (the folder was just found missing: no listing of it either)
-            return MoveMissing("", None)
-        return MoveMissing(f"\nHint: the folder {folder} does not exist yet: make it first "
-                           f"with {py_identifier(server)}.{maker.name}(path={folder!r}), "
-                           "then move it again.", None)
-
     def _folder_shown(self, server: str, error: str, tool: str) -> str:
         """For a file server's "no such file": what the folder above that path holds,
         listed with the server's own tool (tool_errors.folder_note)."""
-        if tool in WRITE_FILE_TOOLS:  # a write's folder is missing: nothing to list
-            return ""
-        return self._folder_note(server, missing_folder(error))
-
-    def _folder_note(self, server: str, folder: str | None) -> str:
-        if folder is None or (server, "list_directory") not in self._tools():
+        folder = missing_folder(error)
+        if (folder is None or (server, "list_directory") not in self._tools()
+                or tool in WRITE_FILE_TOOLS):  # a write's folder is missing: nothing to list
             return ""
         listing = self._list(server, folder)
         return "" if listing is None else folder_note(folder, listing)

@@ -135,26 +135,18 @@ SOURCE_KEY = re.compile(r"source|src|from|old", re.I)
 DESTINATION_KEY = re.compile(r"dest|dst|^to$|target|new", re.I)
 
 
-def move_paths(arguments: Mapping[str, Any]) -> tuple[str, str, str] | None:
-    """A move's (source, destination's parameter name, destination), both paths given as
-    text; None when the call's arguments do not name both."""
-    source = next((v for k, v in arguments.items() if SOURCE_KEY.search(k)), None)
-    key, destination = next(((k, v) for k, v in arguments.items()
-                             if DESTINATION_KEY.search(k)), ("", None))
-    if not (isinstance(source, str) and isinstance(destination, str)):
-        return None
-    return source, key, destination
-
-
 def move_into_hint(tool: str, arguments: Mapping[str, Any], error: str) -> str:
     """For a move whose destination "already exists" because it is the folder the
     item was to go into (``move_file(source=".../a.log", destination="logs/")``): the
     destination is the item's own new path."""
     if not (MOVES.search(tool) and EXISTS.search(error)):
         return ""
-    if (paths := move_paths(arguments)) is None:
+    source = next((v for k, v in arguments.items() if SOURCE_KEY.search(k)), None)
+    destination = next(((k, v) for k, v in arguments.items() if DESTINATION_KEY.search(k)),
+                       None)
+    if not (isinstance(source, str) and destination and isinstance(destination[1], str)):
         return ""
-    source, key, folder = paths
+    key, folder = destination
     name = posixpath.basename(source.rstrip("/"))
     if not name or "*" in source or posixpath.basename(folder.rstrip("/")) == name:
         return ""

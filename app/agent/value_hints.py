@@ -209,8 +209,7 @@ def _meant_value(value: str, candidates: list[str]) -> str | None:
     'tokyo' → 'Asia/Tokyo'); None when ``value`` is one of them or none fits."""
     if value in candidates:
         return None
-    # (an apostrophe or a point joins a name's parts: "St. John's" is America/St_Johns)
-    words = set(re.findall(r"[a-z0-9]+", re.sub(r"['’.]", "", value.lower())))
+    words = set(re.findall(r"[a-z0-9]+", value.lower()))
     if not words:
         return None
     fits = [c for c in candidates if words <= set(re.findall(r"[a-z0-9]+", c.lower()))]
