@@ -5,9 +5,9 @@ Only what the code prints comes back (the ATLAS way: intermediate results stay i
 program), so a small model that writes its code against the shape it guesses a result
 has (HTML rows in what is markdown, a dict where there is text) sees an empty list and
 answers "none found". When a cell came to nothing — it failed, printed nothing, or
-printed an empty value — the first few hundred characters of each result it never
-printed show the shape its next cell needs. A cell that printed something else keeps
-the results to itself, and a result it printed is not shown twice.
+printed an empty value — each result it never printed, whole when short and else its
+first few hundred characters, shows the shape its next cell needs. A cell that printed
+something else keeps the results to itself, and a result it printed is not shown twice.
 """
 
 from __future__ import annotations
@@ -19,7 +19,12 @@ from typing import Any
 
 from deskmate.tools.sandbox.worker.failing_values import VALUES_MARK
 
-PREVIEW_CHARS = 300  # of each result
+PREVIEW_CHARS = 300  # of each result too long to show whole
+# A result up to this long is shown whole, while the note stays within NOTE_CHARS: cut at
+# 300, a 663-character table lost the rows the code needed and a 383-character file its
+# last lines, and the 1.5B wrote its next cell against the part it had not seen.
+WHOLE_CHARS = 1_200
+NOTE_CHARS = 2_000
 MAX_RESULTS = 3  # shown after one cell
 LAYOUT_KEYS = 8  # of a dict a look is cut off in, named with what each holds
 HEAD_CHARS = 40  # of a result that, found in the output, counts as printed
@@ -59,9 +64,11 @@ def unprinted(returned: Sequence[Returned], shown: str) -> str:
         seen.add(item.call)
         if len(seen) > MAX_RESULTS:
             break
-        preview = text[:PREVIEW_CHARS] + ("…" if len(text) > PREVIEW_CHARS else "")
+        room = NOTE_CHARS - sum(map(len, lines))
+        whole = len(text) <= max(PREVIEW_CHARS, min(WHOLE_CHARS, room))
+        preview = text if whole else text[:PREVIEW_CHARS] + "…"
         lines.append(f"{item.call} returned {_size(item.value)}: {preview}")
-        if len(text) > PREVIEW_CHARS and (layout := _layout(item.value)):
+        if not whole and (layout := _layout(item.value)):
             lines.append(layout)
     return f"{NOTE}\n" + "\n".join(lines) if lines else ""
 
