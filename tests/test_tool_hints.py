@@ -441,9 +441,10 @@ def test_a_commit_before_any_change_told_again_to_stage_is_told_to_make_the_chan
 
 def test_a_look_cut_off_in_a_graphs_first_list_names_every_key_and_what_it_holds(hub):
     # The 1.5B looked for the relations inside the entities: the look's 300 characters
-    # ended there, and nothing said a 'relations' list followed.
+    # ended there, and nothing said a 'relations' list followed. (A graph too large to
+    # be shown whole: a short one is, unprinted.WHOLE_CHARS.)
     people = ", ".join(f'{{"name": "P{i}", "entityType": "person", "observations": '
-                       f'["works on the platform team since 20{i:02d}"]}}' for i in range(6))
+                       f'["works on the platform team since 20{i:02d}"]}}' for i in range(20))
     links = '[{"from": "P1", "to": "P0", "relationType": "reports_to"}]'
     seen = observations(
         hub, f"memory.create_entities(entities=[{people}])\n"
