@@ -47,7 +47,8 @@ def _shown(result: TaskRun | None) -> str | None:
 @click.option("--stable", is_flag=True,
               help="The same workspace paths, local site address and first-commit dates "
                    "in every run, so two greedy runs (two harnesses, two models) differ "
-                   "only where the change acts and compare task by task.")
+                   "only where the change acts and compare task by task (a second "
+                   "--stable run waits for a task the first is running).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a PNG chart comparing the modes (needs deskmate[plot]).")
