@@ -240,6 +240,38 @@ def test_a_name_counts_as_a_word_of_its_own():
     assert named_in("Read /w/a.csv and a.csv.bak, then a", ["a.csv", "a"]) == []
 
 
+def file_tools():
+    from deskmate.tools.signatures import signature
+    from deskmate.tools.spec import ToolSpec
+
+    tools = {}
+    for name, params in (("read_text_file", {"path": {"type": "string"},
+                                             "head": {"type": "number"}}),
+                         ("list_directory", {"path": {"type": "string"}})):
+        spec = ToolSpec("filesystem", name, "", {"type": "object", "properties": params})
+        tools[("filesystem", name)] = (spec, signature(spec))
+    return tools
+
+
+def test_a_folder_the_look_listed_is_not_listed_again_for_a_path_inside_it():
+    from deskmate.app.agent.first_look import first_look
+
+    calls = []
+
+    def call(server, tool, arguments):
+        calls.append((tool, arguments["path"]))
+        if tool == "list_directory" and arguments["path"] == "/w":
+            return "[FILE] notes.txt\n[DIR] old"
+        if tool == "read_text_file" and arguments["path"] == "/w/notes.txt":
+            return "buy milk\n"
+        raise ValueError("ENOENT: no such file or directory")
+
+    note = first_look("Tidy /w: add a line to /w/notes.txt and write /w/done.txt",
+                      file_tools(), call).note
+    assert "buy milk" in note
+    assert calls == [("list_directory", "/w"), ("read_text_file", "/w/notes.txt")]
+
+
 def test_the_look_shows_files_whole_within_its_budget():
     from deskmate.app.agent.first_look import LOOK_BUDGET, WHOLE_CHARS, first_look
 
@@ -253,18 +285,7 @@ def test_the_look_shows_files_whole_within_its_budget():
         lines = text.splitlines(keepends=True)
         return "".join(lines[:arguments.get("head", len(lines))])
 
-    from deskmate.tools.signatures import signature
-    from deskmate.tools.spec import ToolSpec
-
-    def spec(name, params):
-        return ToolSpec("filesystem", name, "", {"type": "object", "properties": params})
-    tools = {}
-    for name, params in (("read_text_file", {"path": {"type": "string"},
-                                             "head": {"type": "number"}}),
-                         ("list_directory", {"path": {"type": "string"}})):
-        s = spec(name, params)
-        tools[("filesystem", name)] = (s, signature(s))
-    note = first_look("Sum a1.txt, b2.txt and c3.txt in /w/", tools, call).note
+    note = first_look("Sum a1.txt, b2.txt and c3.txt in /w/", file_tools(), call).note
     shown = note.split("filesystem.read_text_file")
     assert len(shown) == 4
     assert "row 29" in shown[1] and "row 29" in shown[2]  # whole, while they fit

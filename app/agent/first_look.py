@@ -82,7 +82,11 @@ class Look:
     # the look asks for code that reads the data, and a small file is shown whole too.
     whole_listing: bool = False
 
-    files: tuple[str, ...] = ()  # a listed folder's files
+    entries: tuple[tuple[str, bool], ...] = ()  # a listed folder's (name, is a folder)
+
+    @property
+    def files(self) -> list[str]:
+        return [name for name, folder in self.entries if not folder]
 
     def render(self) -> str:
         return f"{self.call}:\n{self.text}"
@@ -120,6 +124,8 @@ def first_look(request: str, tools: Tools,
         look = None
         if "." not in name:  # a folder, or a file without an extension (hosts, Makefile)
             look = add(path, True)
+            if look is not None:  # (a path inside it needs no second listing)
+                listings[path] = dict(look.entries)
         if look is None:
             # What the parent folder holds says whether the file is there, so no read
             # fails in front of the user for the file the request asks to create.
@@ -131,7 +137,7 @@ def first_look(request: str, tools: Tools,
                     and ("." in name or not entries[name])):
                 add(path, entries[name])
     read = {look.path for look in looks}
-    named = [f"{look.path.rstrip('/')}/{name}" for look in list(looks)
+    named = [f"{look.path.rstrip('/')}/{name}" for look in looks
              for name in named_in(request, look.files)]
     for path in [p for p in dict.fromkeys(named) if p not in read][:MAX_NAMED]:
         add(path, False)
@@ -184,9 +190,8 @@ def _look(files: FileTools, path: str, folder: bool,
         shown = text.rstrip("\n") or "(empty)"
     else:
         shown = _cut(text, whole=not head)
-    listed = tuple(name for name, is_folder in listing_entries(text) if not is_folder)
     return Look(path, written, shown, whole_listing=folder and shown == text.rstrip("\n"),
-                files=listed if folder else ())
+                entries=tuple(listing_entries(text)) if folder else ())
 
 
 def _small(text: str) -> bool:
