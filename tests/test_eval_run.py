@@ -496,3 +496,34 @@ def test_a_stable_port_held_by_another_program_is_said_not_silently_replaced(sui
         site._server.server_close()
     finally:
         taken.close()
+
+
+def test_a_task_served_off_its_stable_address_says_so_in_the_results(suite, bins, tmp_path,
+                                                                      monkeypatch):
+    """The stable port held by another program: the run goes on at another address and
+    its results say which tasks do not compare with another run's (eval_runs.py reads it)."""
+    import socket
+    import tempfile
+
+    from deskmate.finetune.eval import runner
+
+    # its folders and locks apart from an eval running beside the tests
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    monkeypatch.setattr(runner, "STABLE_PORT", taken.getsockname()[1])
+    tasks = suite.select(["git-last-author", "fetch-price"])
+    try:
+        with pytest.warns(RuntimeWarning, match="is in use"):
+            outcome = run_eval(suite, tasks, lambda task, mode: ScriptedModel(["Final answer: -"]),
+                               settings(bins, "code", stable=True))
+    finally:
+        taken.close()
+    assert {r.task: r.off_stable for r in outcome.results} == {"git-last-author": False,
+                                                               "fetch-price": True}
+    assert outcome.summary["modes"]["code"]["off_stable"] == ["fetch-price"]
+    # a run whose site got its port is comparable: nothing said
+    quiet = run_eval(suite, tasks[:1], lambda task, mode: ScriptedModel(["Final answer: -"]),
+                     settings(bins, "code", stable=True))
+    assert quiet.summary["modes"]["code"]["off_stable"] == []

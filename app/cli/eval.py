@@ -129,6 +129,10 @@ def eval_command(env: Env, suite_path: Path, mode: Literal["code", "eager", "bot
         click.echo(f"\n{m} mode")
         click.echo(task_table(outcome.results, m))
     click.echo(f"\n{summary_table(summary)}")
+    off = sorted({t for figures in summary["modes"].values() for t in figures["off_stable"]})
+    if off:
+        click.echo(f"Not at their --stable site address (the port was taken), so not "
+                   f"comparable task by task with another run: {', '.join(off)}", err=True)
     click.echo(click.style(f"[eval run {outcome.run_id} · {len(outcome.results)} runs]",
                            dim=True), err=True)
 

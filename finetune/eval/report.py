@@ -4,7 +4,8 @@
 
     {"modes": {"code": {"success_rate", "mean_score", "prompt_tokens_mean",
                         "model_calls_mean", "tool_calls_mean", "wall_s_mean",
-                        "runs", "errors", "tasks": {ID: score}}, ...}}
+                        "runs", "errors", "off_stable": [ID], "tasks": {ID: score}},
+               ...}}
 
 Tasks without a deterministic check (rubric only) count in the cost means but not in
 success rate or mean score; a task's score is its mean over repeats.
@@ -52,6 +53,8 @@ def summarize(results: Sequence[TaskRun]) -> dict[str, Any]:
             "wall_s_mean": _mean([r.wall_s for r in runs]),
             "runs": len(runs),
             "errors": sum(1 for r in runs if r.error),
+            # tasks a --stable run served at another site address (results.TaskRun)
+            "off_stable": sorted({r.task for r in runs if r.off_stable}),
             "tasks": {task: _mean(scores) for task, scores in per_task.items()},
         }
     return {"modes": modes}

@@ -27,3 +27,6 @@ class TaskRun:
     wall_s: float = 0.0
     session_id: str | None = None
     error: str = ""  # infrastructure failure (server, sandbox), not the model's
+    # A --stable run's task served at another site address than every other run's (the
+    # stable port was held by another program): it does not compare with its twin.
+    off_stable: bool = False

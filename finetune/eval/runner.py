@@ -14,7 +14,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,6 +97,8 @@ def run_eval(suite: Suite, tasks: Sequence[Task], model_for: ModelFor,
                         result = run_task(suite, task, mode, model_for(task, mode),
                                           settings, site_url=site.url if site else "",
                                           db=db, repeat=repeat, cancel=cancel)
+                    if settings.stable and site is not None and site.port != STABLE_PORT:
+                        result = replace(result, off_stable=True)
                     if db is not None and run_id is not None:
                         add_result(db, run_id, task_rows[task.id], result)
                     results.append(result)
