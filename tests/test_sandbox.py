@@ -667,6 +667,17 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         assert unpacked.endswith("Hint: the text splits into more parts than the 2 names; "
                                  ".split(maxsplit=1) splits once and keeps the rest of the "
                                  "text in title")
+        # Rows with more keys than the DictWriter's fieldnames: leave the others out.
+        extra = box.execute(
+            "import csv, io\nrows = [{'student': 'Amara', 'exam': '70', 'final': 81.0}]\n"
+            "w = csv.DictWriter(io.StringIO(), fieldnames=['student', 'final'])\n"
+            "w.writerows(rows)").error
+        assert "ValueError: dict contains fields not in fieldnames: 'exam'" in extra
+        assert extra.endswith(
+            "Hint: csv.DictWriter writes only the fieldnames it was given, and the rows hold "
+            "other keys too ('exam'): create it with extrasaction='ignore' (csv.DictWriter("
+            "file, fieldnames=fieldnames, extrasaction='ignore')) to leave them out, or write "
+            "rows that hold only the fieldnames' keys")
         # A text split on "\n" ends with an empty line: indexing its parts fails.
         box.execute("events = '2025-03-14 deploy\\n2024-11-02 migrate\\n'.split('\\n')")
         empty = box.execute("first = min(events, key=lambda x: x.split()[0])").error

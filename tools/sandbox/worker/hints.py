@@ -1,7 +1,8 @@
 """The hint appended to a cell's error, so that a small model's next try is right:
 a tool called bare, a misspelled server, a module that is not installed, a user's path
 that only the tools reach, a pattern that matched nothing in a tool's text, text used
-as a number or a date (text_math.py)."""
+as a number or a date (text_math.py), rows with more keys than a csv.DictWriter's
+fieldnames."""
 
 from __future__ import annotations
 
@@ -67,6 +68,8 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
         return json_text(exc) or TEXT_NOT_RECORD
     if isinstance(exc, ValueError) and str(exc).startswith("too many values to unpack"):
         return unpack_split(exc)
+    if isinstance(exc, ValueError) and str(exc).startswith(EXTRA_FIELDS):
+        return extra_fields(str(exc))
     if isinstance(exc, IndexError) and "out of range" in str(exc):
         return empty_line(exc)
     if type(exc).__name__ == "JSONDecodeError":
@@ -304,6 +307,21 @@ def unpack_split(exc: BaseException) -> str:
     times = "once" if len(names) == 2 else f"{len(names) - 1} times"
     return (f"Hint: the text splits into more parts than the {len(names)} names; "
             f".{call} splits {times} and keeps the rest of the text in {names[-1]}\n")
+
+
+EXTRA_FIELDS = "dict contains fields not in fieldnames: "
+
+
+def extra_fields(message: str) -> str:
+    """csv.DictWriter given the rows as read, with the new column added: it writes only
+    its fieldnames and refuses a row with other keys. The 1.5B, told only the error,
+    wrote the same cell twice more (dev2: a final mark per student, the rows still
+    holding each mark it came from)."""
+    others = message[len(EXTRA_FIELDS):]
+    return (f"Hint: csv.DictWriter writes only the fieldnames it was given, and the rows "
+            f"hold other keys too ({others}): create it with extrasaction='ignore' "
+            "(csv.DictWriter(file, fieldnames=fieldnames, extrasaction='ignore')) to leave "
+            "them out, or write rows that hold only the fieldnames' keys\n")
 
 
 def empty_line(exc: BaseException) -> str:
