@@ -667,6 +667,15 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         assert unpacked.endswith("Hint: the text splits into more parts than the 2 names; "
                                  ".split(maxsplit=1) splits once and keeps the rest of the "
                                  "text in title")
+        # A CSV file's text unpacked by the loop as if it were rows.
+        box.execute("csv_text = 'city,local_time\\nNew York,07:00\\nBerlin,08:30\\n'")
+        rows = box.execute("for city, at in csv_text:\n    print(city)").error
+        assert rows.endswith(
+            "Hint: csv_text is text, so the loop takes its characters, each one str, not 2 "
+            "values; split each line on ',': for line in csv_text.splitlines()[1:]: city, at "
+            "= line.split(',') (the [1:] leaves out its header line)")
+        listed = box.execute("pairs = [(c, a) for c, a, z in csv_text]").error
+        assert "Hint" not in listed  # two values a line, three names: no split gives them
         # A text split on "\n" ends with an empty line: indexing its parts fails.
         box.execute("events = '2025-03-14 deploy\\n2024-11-02 migrate\\n'.split('\\n')")
         empty = box.execute("first = min(events, key=lambda x: x.split()[0])").error

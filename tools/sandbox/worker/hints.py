@@ -66,7 +66,9 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
     if isinstance(exc, TypeError) and str(exc).startswith("string indices must be"):
         return json_text(exc) or TEXT_NOT_RECORD
     if isinstance(exc, ValueError) and str(exc).startswith("too many values to unpack"):
-        return unpack_split(exc)
+        return unpack_split(exc) or unpack_lines(exc)
+    if isinstance(exc, ValueError) and str(exc).startswith("not enough values to unpack"):
+        return unpack_lines(exc)
     if isinstance(exc, IndexError) and "out of range" in str(exc):
         return empty_line(exc)
     if type(exc).__name__ == "JSONDecodeError":
@@ -304,6 +306,46 @@ def unpack_split(exc: BaseException) -> str:
     times = "once" if len(names) == 2 else f"{len(names) - 1} times"
     return (f"Hint: the text splits into more parts than the {len(names)} names; "
             f".{call} splits {times} and keeps the rest of the text in {names[-1]}\n")
+
+
+SEPARATORS = (",", "\t", ";", "|")
+LOOP_NAMES = re.compile(r"\bfor\s+\(?(\w+(?:\s*,\s*\w+)+)\)?\s+in\s+(\w+)\s*[:\])]")
+
+
+def unpack_lines(exc: BaseException) -> str:
+    """``for city, at, zone in launches`` over a CSV file's text: the loop takes its lines
+    (a tool's text; a str's characters), one str each, not the row's values. The 1.5B,
+    shown only the error and the text, wrote the same loop twice more (dev2: launch
+    times by city). The loop to write splits each line on the separator that gives as
+    many parts as the names."""
+    import linecache
+
+    found = failing_cell_line(exc)
+    if found is None:
+        return ""
+    frame, lineno = found
+    loop = LOOP_NAMES.search(linecache.getline(frame.f_code.co_filename, lineno))
+    if loop is None:
+        return ""
+    names = [name.strip() for name in loop.group(1).split(",")]
+    source = loop.group(2)
+    text = dict(line_values(exc)).get(source)
+    if not isinstance(text, str):
+        return ""
+    rows = [row for row in text.splitlines() if row.strip()]
+    sample = rows[-1] if rows else ""
+    separator = next((s for s in SEPARATORS if len(sample.split(s)) == len(names)), None)
+    if separator is None:
+        return ""
+    # A first line without a digit, above rows with one, is a header to leave out.
+    header = len(rows) > 1 and not any(c.isdigit() for c in rows[0]) and any(
+        c.isdigit() for c in sample)
+    skip = "[1:]" if header else ""
+    takes = "lines" if type(text) is not str else "characters"
+    return (f"Hint: {source} is text, so the loop takes its {takes}, each one str, not "
+            f"{len(names)} values; split each line on {separator!r}: for line in "
+            f"{source}.splitlines(){skip}: {', '.join(names)} = line.split({separator!r})"
+            + (" (the [1:] leaves out its header line)" if header else "") + "\n")
 
 
 def empty_line(exc: BaseException) -> str:
