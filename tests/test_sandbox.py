@@ -604,6 +604,9 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         assert "did you mean 'git'?" in box.execute("Gti.status()").error
         assert "did you mean 'git'?" in box.execute("git_server.status()").error
         assert "did you mean 'toy'?" in box.execute("toyServer.add(a=1, b=2)").error
+        # A value named with a server's word (a loop's name the loop no longer sets) is
+        # no server: told "did you mean 'git'?", the 1.5B passed the server as the value.
+        assert "did you mean" not in box.execute("print(local_git, 1)").error
         bare = box.execute("status()").error
         assert "call it as git.status(...) or files.status(...)" in bare
         unrelated = box.execute("undefined_thing + 1").error

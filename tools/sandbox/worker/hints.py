@@ -49,7 +49,7 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
                             for server in toolspace.tool_servers[name])
         return f"Hint: {name} is a tool; call it as {calls}\n"
     if isinstance(exc, NameError) and name:
-        return misspelled_server(name, toolspace) or unknown_name(name, exc, toolspace)
+        return misspelled_server(name, exc, toolspace) or unknown_name(name, exc, toolspace)
     if isinstance(exc, ModuleNotFoundError) and name:
         return missing_module(name.partition(".")[0], toolspace)
     if isinstance(exc, OSError) and exc.errno == errno.EROFS and exc.filename:
@@ -404,16 +404,23 @@ def json_start(text: str) -> int | None:
     return None
 
 
-def misspelled_server(name: str, toolspace: Toolspace) -> str:
+def misspelled_server(name: str, exc: BaseException, toolspace: Toolspace) -> str:
     """``tooy.add(...)``: a name close to a server's (case aside) gets its right spelling."""
     import difflib  # only when a cell failed: the worker's start stays fast
+    import traceback
 
     by_lower = {server.lower(): server for server in toolspace.server_names}
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
     # time_server, timeServer, git_client: a server's name with a word added, written
-    # after the code was told not to reuse the server's own name for its variables.
+    # after the code was told not to reuse the server's own name for its variables —
+    # used as the server is (time_server.convert_time): a value such as local_time, a
+    # loop's name that the loop no longer sets, is no server (told "did you mean
+    # 'time'?", the 1.5B passed the server as the time).
+    frames = traceback.extract_tb(exc.__traceback__)
+    line = (frames[-1].line or "") if frames else ""
     parts = [part.lower() for part in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
-    within = [by_lower[part] for part in parts if part in by_lower]
+    within = [by_lower[part] for part in parts if part in by_lower] \
+        if re.search(rf"\b{re.escape(name)}\s*\.", line) else []
     if not close and len(within) != 1:
         return ""
     server = by_lower[close[0]] if close else within[0]
