@@ -604,6 +604,9 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         assert "did you mean 'git'?" in box.execute("Gti.status()").error
         assert "did you mean 'git'?" in box.execute("git_server.status()").error
         assert "did you mean 'toy'?" in box.execute("toyServer.add(a=1, b=2)").error
+        # A value named with a server's word (a loop's name the loop no longer sets) is
+        # no server: told "did you mean 'git'?", the 1.5B passed the server as the value.
+        assert "did you mean" not in box.execute("print(local_git, 1)").error
         bare = box.execute("status()").error
         assert "call it as git.status(...) or files.status(...)" in bare
         unrelated = box.execute("undefined_thing + 1").error
@@ -678,6 +681,15 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
             "other keys too ('exam'): create it with extrasaction='ignore' (csv.DictWriter("
             "file, fieldnames=fieldnames, extrasaction='ignore')) to leave them out, or write "
             "rows that hold only the fieldnames' keys")
+        # A CSV file's text unpacked by the loop as if it were rows.
+        box.execute("csv_text = 'city,local_time\\nNew York,07:00\\nBerlin,08:30\\n'")
+        rows = box.execute("for city, at in csv_text:\n    print(city)").error
+        assert rows.endswith(
+            "Hint: csv_text is text, so the loop takes its characters, each one str, not 2 "
+            "values; split each line on ',': for line in csv_text.splitlines()[1:]: city, at "
+            "= line.split(',') (the [1:] leaves out its header line)")
+        listed = box.execute("pairs = [(c, a) for c, a, z in csv_text]").error
+        assert "Hint" not in listed  # two values a line, three names: no split gives them
         # A text split on "\n" ends with an empty line: indexing its parts fails.
         box.execute("events = '2025-03-14 deploy\\n2024-11-02 migrate\\n'.split('\\n')")
         empty = box.execute("first = min(events, key=lambda x: x.split()[0])").error

@@ -50,7 +50,7 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
                             for server in toolspace.tool_servers[name])
         return f"Hint: {name} is a tool; call it as {calls}\n"
     if isinstance(exc, NameError) and name:
-        return misspelled_server(name, toolspace) or unknown_name(name, exc, toolspace)
+        return misspelled_server(name, exc, toolspace) or unknown_name(name, exc, toolspace)
     if isinstance(exc, ModuleNotFoundError) and name:
         return missing_module(name.partition(".")[0], toolspace)
     if isinstance(exc, OSError) and exc.errno == errno.EROFS and exc.filename:
@@ -67,7 +67,9 @@ def _by_kind(exc: BaseException, toolspace: Toolspace) -> str:
     if isinstance(exc, TypeError) and str(exc).startswith("string indices must be"):
         return json_text(exc) or TEXT_NOT_RECORD
     if isinstance(exc, ValueError) and str(exc).startswith("too many values to unpack"):
-        return unpack_split(exc)
+        return unpack_split(exc) or unpack_lines(exc)
+    if isinstance(exc, ValueError) and str(exc).startswith("not enough values to unpack"):
+        return unpack_lines(exc)
     if isinstance(exc, ValueError) and str(exc).startswith(EXTRA_FIELDS):
         return extra_fields(str(exc))
     if isinstance(exc, IndexError) and "out of range" in str(exc):
@@ -324,6 +326,46 @@ def extra_fields(message: str) -> str:
             "them out, or write rows that hold only the fieldnames' keys\n")
 
 
+SEPARATORS = (",", "\t", ";", "|")
+LOOP_NAMES = re.compile(r"\bfor\s+\(?(\w+(?:\s*,\s*\w+)+)\)?\s+in\s+(\w+)\s*[:\])]")
+
+
+def unpack_lines(exc: BaseException) -> str:
+    """``for city, at, zone in launches`` over a CSV file's text: the loop takes its lines
+    (a tool's text; a str's characters), one str each, not the row's values. The 1.5B,
+    shown only the error and the text, wrote the same loop twice more (dev2: launch
+    times by city). The loop to write splits each line on the separator that gives as
+    many parts as the names."""
+    import linecache
+
+    found = failing_cell_line(exc)
+    if found is None:
+        return ""
+    frame, lineno = found
+    loop = LOOP_NAMES.search(linecache.getline(frame.f_code.co_filename, lineno))
+    if loop is None:
+        return ""
+    names = [name.strip() for name in loop.group(1).split(",")]
+    source = loop.group(2)
+    text = dict(line_values(exc)).get(source)
+    if not isinstance(text, str):
+        return ""
+    rows = [row for row in text.splitlines() if row.strip()]
+    sample = rows[-1] if rows else ""
+    separator = next((s for s in SEPARATORS if len(sample.split(s)) == len(names)), None)
+    if separator is None:
+        return ""
+    # A first line without a digit, above rows with one, is a header to leave out.
+    header = len(rows) > 1 and not any(c.isdigit() for c in rows[0]) and any(
+        c.isdigit() for c in sample)
+    skip = "[1:]" if header else ""
+    takes = "lines" if type(text) is not str else "characters"
+    return (f"Hint: {source} is text, so the loop takes its {takes}, each one str, not "
+            f"{len(names)} values; split each line on {separator!r}: for line in "
+            f"{source}.splitlines(){skip}: {', '.join(names)} = line.split({separator!r})"
+            + (" (the [1:] leaves out its header line)" if header else "") + "\n")
+
+
 def empty_line(exc: BaseException) -> str:
     """``min(lines, key=lambda x: x.split()[0])`` over ``text.split('\\n')``: a text
     that ends with a newline splits into one empty line more, and indexing its parts
@@ -380,16 +422,23 @@ def json_start(text: str) -> int | None:
     return None
 
 
-def misspelled_server(name: str, toolspace: Toolspace) -> str:
+def misspelled_server(name: str, exc: BaseException, toolspace: Toolspace) -> str:
     """``tooy.add(...)``: a name close to a server's (case aside) gets its right spelling."""
     import difflib  # only when a cell failed: the worker's start stays fast
+    import traceback
 
     by_lower = {server.lower(): server for server in toolspace.server_names}
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
     # time_server, timeServer, git_client: a server's name with a word added, written
-    # after the code was told not to reuse the server's own name for its variables.
+    # after the code was told not to reuse the server's own name for its variables —
+    # used as the server is (time_server.convert_time): a value such as local_time, a
+    # loop's name that the loop no longer sets, is no server (told "did you mean
+    # 'time'?", the 1.5B passed the server as the time).
+    frames = traceback.extract_tb(exc.__traceback__)
+    line = (frames[-1].line or "") if frames else ""
     parts = [part.lower() for part in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
-    within = [by_lower[part] for part in parts if part in by_lower]
+    within = [by_lower[part] for part in parts if part in by_lower] \
+        if re.search(rf"\b{re.escape(name)}\s*\.", line) else []
     if not close and len(within) != 1:
         return ""
     server = by_lower[close[0]] if close else within[0]
