@@ -31,6 +31,7 @@ from deskmate.app.agent.events import (
 )
 from deskmate.app.agent.failure_hints import FailureHints
 from deskmate.app.agent.header_rows import header_hint
+from deskmate.app.agent.overwrite import loss_error
 from deskmate.app.agent.request import RULED_OUT, ruled_out, tool_verb
 from deskmate.app.agent.tool_errors import PATH_WORDS, Tools, character_note
 from deskmate.app.agent.tool_news import CallNews
@@ -313,6 +314,10 @@ class ToolBridge:
             raise BridgeError(f"{real}.{spec.name} was not run: the request says "
                               f"\"{said}\". Leave that step out and do the rest of what "
                               "it asks.")
+        if not spec.read_only and (lost := turn.loses(spec.name, arguments, context.request)):
+            # The user's file, not the model's scratch: a write of the part to add would
+            # have replaced the rest (overwrite.py).
+            raise BridgeError(loss_error(f"{py_identifier(real)}.{sig.name}", lost))
         if turn.calls >= context.max_tool_calls:
             turn.limit_reached = True
             raise BridgeError(f"tool call limit reached ({context.max_tool_calls} per turn): "
