@@ -8,7 +8,7 @@ import pytest
 from conftest import run_scripted
 
 from deskmate.app.agent import events as ev
-from deskmate.app.agent.overwrite import asks_to_remove, loss, whole_write
+from deskmate.app.agent.overwrite import asks_to_remove, loss, loss_error, whole_write
 from deskmate.app.agent.turn_record import TurnRecord
 
 HOSTS = ("# Static table lookup for hostnames.\n127.0.0.1       localhost\n"
@@ -58,6 +58,13 @@ def test_a_request_that_asks_to_remove_lets_the_write_drop(request_, removes):
     assert asks_to_remove(request_) is removes
 
 
+def test_the_error_without_a_reader_says_what_to_do():
+    found = loss(HOSTS, "x y\n", "/w/hosts", "path")
+    assert found is not None
+    text = loss_error("files.save", found, "x y\n")
+    assert "write the whole text back" in text and "make the same call again" in text
+
+
 def test_the_turn_refuses_once_a_write_that_loses_what_it_read():
     record = TurnRecord()
     write = {"path": "/w/hosts", "content": "printer.local 192.168.1.40\n"}
@@ -81,8 +88,9 @@ def test_the_users_file_keeps_its_lines_and_the_model_is_shown_how(hub):
     hosts = workdir / "hosts"
     hosts.write_text(HOSTS)
     read = f"print(filesystem.read_text_file(path='{hosts}'))"
-    only_new = (f"print(filesystem.write_file(path='{hosts}', "
-                "content='printer.local 192.168.1.40\\n'))")
+    # positional, as the 1.5B wrote it: bound as meant, so no word about binding
+    only_new = (f"print(filesystem.write_file('{hosts}', "
+                "'printer.local 192.168.1.40\\n'))")
     kept = (f"text = filesystem.read_text_file(path='{hosts}')\n"
             f"print(filesystem.write_file(path='{hosts}', "
             "content=text + '192.168.1.40    printer.local\\n'))")
@@ -92,7 +100,12 @@ def test_the_users_file_keeps_its_lines_and_the_model_is_shown_how(hub):
     outputs = [e.content for e in events if isinstance(e, ev.Observation)]
     refused = outputs[1]
     assert "filesystem.write_file was not run" in refused
-    assert "'127.0.0.1       localhost'" in refused and "write the whole text back" in refused
+    assert "'127.0.0.1       localhost'" in refused
+    # the two lines that keep the file, with the write's own text, to copy
+    assert (f"To keep its lines and add yours: text = filesystem.read_text_file(path="
+            f"'{hosts}') then filesystem.write_file(path='{hosts}', content=text.rstrip("
+            "'\\n') + '\\n' + 'printer.local 192.168.1.40\\n')") in refused
+    assert "positional" not in refused and "bound in signature order" not in refused
     assert "Successfully wrote" in outputs[2]
     assert hosts.read_text() == HOSTS + "192.168.1.40    printer.local\n"
 

@@ -48,12 +48,17 @@ def whole_write(tool: str, arguments: Mapping[str, Any]) -> tuple[str, str, str]
         return None
     if any(isinstance(v, str) and v.lower() == "append" for v in arguments.values()):
         return None
-    text = next((v for k, v in arguments.items()
-                 if isinstance(v, str) and k.lower().endswith(TEXT_WORDS)), None)
-    if text is None:
+    if not any(isinstance(v, str) and k.lower().endswith(TEXT_WORDS)
+               for k, v in arguments.items()):
         return None
     key, path = paths[0]
-    return key, path, text
+    return key, path, whole_text(arguments)
+
+
+def whole_text(arguments: Mapping[str, Any]) -> str:
+    """The text a whole-file write was given ("" for none)."""
+    return next((v for k, v in arguments.items()
+                 if isinstance(v, str) and k.lower().endswith(TEXT_WORDS)), "")
 
 
 def words(text: str) -> Counter[str]:
@@ -80,15 +85,25 @@ def asks_to_remove(request: str) -> bool:
     return bool(REMOVES.search(request))
 
 
-def loss_error(call: str, found: Loss) -> str:
-    """The error for a write refused by ``loss``: what it would drop, and the fix."""
+SHOWN_TEXT = 200  # characters of the write's own text copied into the fix
+
+
+def loss_error(call: str, found: Loss, written: str, reader: str = "") -> str:
+    """The error for a write refused by ``loss``: what it would drop, and the fix —
+    with ``reader`` (the call that reads the file, ``filesystem.read_text_file``) the
+    two lines that keep the file's text and add the write's own."""
     shown = "; ".join(repr(line.strip()) for line in found.dropped[:SHOWN])
     more = f" and {len(found.dropped) - SHOWN} more" if len(found.dropped) > SHOWN else ""
     lines = "line" if found.written == 1 else "lines"
+    added = repr(written) if len(written) <= SHOWN_TEXT else "new_text"
+    fix = (f" To keep its lines and add yours: text = {reader}({found.key}={found.path!r}) "
+           f"then {call}({found.key}={found.path!r}, content=text.rstrip('\\n') + '\\n' + "
+           f"{added}); to change a line, replace it in text before writing."
+           if reader else " To add to the file or change part of it, write its old text with "
+           "the change: read it, add or change the lines in that text, and write the "
+           "whole text back.")
     return (f"{call} was not run: it writes the whole file, so {found.path} would hold "
             f"only the {found.written} {lines} given and lose {len(found.dropped)} of the "
             f"{found.lines} it has ({shown}{more}), and the request does not ask to remove "
-            "anything. To add to the file or change part of it, write its old text with "
-            "the change: read it, add or change the lines in that text, and write the "
-            "whole text back. If the request does mean to replace the file, make the same "
+            f"anything.{fix} If the request does mean to replace the file, make the same "
             "call again.")
