@@ -102,9 +102,10 @@ def test_the_users_file_keeps_its_lines_and_the_model_is_shown_how(hub):
     assert "filesystem.write_file was not run" in refused
     assert "'127.0.0.1       localhost'" in refused
     # the two lines that keep the file, with the write's own text, to copy
-    assert (f"To keep its lines and add yours: text = filesystem.read_text_file(path="
-            f"'{hosts}') then filesystem.write_file(path='{hosts}', content=text.rstrip("
-            "'\\n') + '\\n' + 'printer.local 192.168.1.40\\n')") in refused
+    assert (f"To keep its lines and add yours, write this cell (to change a line, replace "
+            f"it in text before writing):\ntext = filesystem.read_text_file(path='{hosts}')\n"
+            f"print(filesystem.write_file(path='{hosts}', content=text.rstrip('\\n') + "
+            "'\\n' + 'printer.local 192.168.1.40\\n'))\nIf the request") in refused
     assert "positional" not in refused and "bound in signature order" not in refused
     assert "Successfully wrote" in outputs[2]
     assert hosts.read_text() == HOSTS + "192.168.1.40    printer.local\n"

@@ -96,14 +96,16 @@ def loss_error(call: str, found: Loss, written: str, reader: str = "") -> str:
     more = f" and {len(found.dropped) - SHOWN} more" if len(found.dropped) > SHOWN else ""
     lines = "line" if found.written == 1 else "lines"
     added = repr(written) if len(written) <= SHOWN_TEXT else "new_text"
-    fix = (f" To keep its lines and add yours: text = {reader}({found.key}={found.path!r}) "
-           f"then {call}({found.key}={found.path!r}, content=text.rstrip('\\n') + '\\n' + "
-           f"{added}); to change a line, replace it in text before writing."
+    # As lines of code, the cell to write: small models copy a block, not a sentence.
+    fix = (f" To keep its lines and add yours, write this cell (to change a line, replace it "
+           f"in text before writing):\ntext = {reader}({found.key}={found.path!r})\n"
+           f"print({call}({found.key}={found.path!r}, content=text.rstrip('\\n') + '\\n' + "
+           f"{added}))\n"
            if reader else " To add to the file or change part of it, write its old text with "
            "the change: read it, add or change the lines in that text, and write the "
            "whole text back.")
     return (f"{call} was not run: it writes the whole file, so {found.path} would hold "
             f"only the {found.written} {lines} given and lose {len(found.dropped)} of the "
             f"{found.lines} it has ({shown}{more}), and the request does not ask to remove "
-            f"anything.{fix} If the request does mean to replace the file, make the same "
-            "call again.")
+            f"anything.{fix}{' ' if not reader else ''}If the request does mean to replace "
+            "the file, make the same call again.")
