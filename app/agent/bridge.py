@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deskmate.app.agent.call_args import BridgeError, binding, name_hint, validate
+from deskmate.app.agent.call_args import BridgeError, Refused, binding, name_hint, validate
 from deskmate.app.agent.empty_result import empty_note
 from deskmate.app.agent.events import (
     AgentEvent,
@@ -31,6 +31,7 @@ from deskmate.app.agent.events import (
 )
 from deskmate.app.agent.failure_hints import FailureHints
 from deskmate.app.agent.header_rows import header_hint
+from deskmate.app.agent.overwrite import loss_error, whole_text
 from deskmate.app.agent.request import RULED_OUT, ruled_out, tool_verb
 from deskmate.app.agent.tool_errors import PATH_WORDS, Tools, character_note
 from deskmate.app.agent.tool_news import CallNews
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
     from deskmate.tools.search import ToolSearch
 
 WEB_URL = re.compile(r"https?://", re.I)
+# A file server's tools that read a whole file's text, as a refused write's fix calls them.
+READERS = ("read_text_file", "read_file")
 
 
 def new_call_id() -> str:
@@ -266,8 +269,9 @@ class ToolBridge:
             return self._invoke(real, spec, sig, self._arguments(real, sig, spec, args, kwargs))
         except BridgeError as exc:
             # Positional arguments bind silently in signature order; a small model that
-            # put them in another order repeats the call unless the error shows how.
-            if not args or len(sig.params) == 1:
+            # put them in another order repeats the call unless the error shows how. (A
+            # call refused for what it would do was bound as meant: its fix is another.)
+            if not args or len(sig.params) == 1 or isinstance(exc, Refused):
                 raise
             raise BridgeError(f"{exc}\n{binding(server, sig, args, str(exc))}") from exc
 
@@ -313,6 +317,11 @@ class ToolBridge:
             raise BridgeError(f"{real}.{spec.name} was not run: the request says "
                               f"\"{said}\". Leave that step out and do the rest of what "
                               "it asks.")
+        if not spec.read_only and (lost := turn.loses(spec.name, arguments, context.request)):
+            # The user's file, not the model's scratch: a write of the part to add would
+            # have replaced the rest (overwrite.py).
+            raise Refused(loss_error(f"{py_identifier(real)}.{sig.name}", lost,
+                                     whole_text(arguments), self._reader(real)))
         if turn.calls >= context.max_tool_calls:
             turn.limit_reached = True
             raise BridgeError(f"tool call limit reached ({context.max_tool_calls} per turn): "
@@ -390,6 +399,13 @@ class ToolBridge:
         self.context.emit(ToolCallFinished(call_id=call_id, server=server, tool=tool,
                                            result=text, is_error=is_error, duration_s=duration,
                                            structured=structured))
+
+    def _reader(self, real: str) -> str:
+        """The call that reads a whole file's text on ``real`` (a file server), or ""."""
+        for name in READERS:
+            if (real, name) in self._tools:
+                return f"{py_identifier(real)}.{self._tools[real, name][1].name}"
+        return ""
 
     def _refuse_url_as_path(self, spec: ToolSpec, arguments: dict[str, Any]) -> None:
         """A web address given where a file tool takes a path cannot succeed (the server

@@ -17,6 +17,11 @@ from deskmate.tools.suggest import did_you_mean
 class BridgeError(ToolError):
     """Refused or failed; the sandbox raises it in the model's code as ToolError."""
 
+
+class Refused(BridgeError):
+    """Not run for what it would do (overwrite.py), its arguments bound as meant."""
+
+
 def validate(spec: ToolSpec, sig: Signature, arguments: dict[str, Any],
               tools: Tools | None = None, server: str = "") -> None:
     """Refuse arguments the tool's schema does not admit, with the hint ``tools`` (the

@@ -18,6 +18,7 @@ from typing import Any
 
 from deskmate.app.agent.empty_result import empty
 from deskmate.app.agent.made_up import made_up_note, record_values
+from deskmate.app.agent.overwrite import Loss, asks_to_remove, loss, whole_write
 from deskmate.app.agent.tool_errors import TEXT_WORDS, Tools, path_arguments
 from deskmate.app.agent.unprinted import Returned
 from deskmate.tools.signatures import py_identifier
@@ -52,6 +53,7 @@ class TurnRecord:
     _texts: dict[str, str] = field(default_factory=dict)
     _rewritten: set[str] = field(default_factory=set)  # files a write of this turn changed
     unchanged: list[str] = field(default_factory=list)  # files a write left as they were
+    _refused: set[str] = field(default_factory=set)  # writes refused as losses (overwrite.py)
 
     def new_step(self) -> None:
         self.returned = []
@@ -77,6 +79,26 @@ class TurnRecord:
         self.changes += 1
         self.changed += [value for value in arguments.values()
                          if isinstance(value, str) and value.startswith("/")]
+
+    def loses(self, tool: str, arguments: dict[str, Any], request: str) -> Loss | None:
+        """What a whole-file write would throw away of the text this turn saw in the
+        file, when it is most of it and the request asks to remove nothing (overwrite.py);
+        None for the same write made again after being told."""
+        write = whole_write(tool, arguments)
+        if write is None:
+            return None
+        key, path, text = write
+        old = self._texts.get(path)
+        if old is None or asks_to_remove(request):
+            return None
+        found = loss(old, text, path, key)
+        if found is None:
+            return None
+        again = json.dumps([tool, arguments], sort_keys=True, default=str)
+        if again in self._refused:
+            return None
+        self._refused.add(again)
+        return found
 
     def saw(self, reads: bool, arguments: dict[str, Any], text: str) -> tuple[str, str] | None:
         """Keep what a call that succeeded says a file holds (``reads``: a tool that only
