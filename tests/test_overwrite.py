@@ -78,13 +78,8 @@ def test_the_turn_refuses_once_a_write_that_loses_what_it_read():
     assert record.loses("write_file", other, "Overwrite /w/hosts with one entry.") is None
 
 
-@pytest.fixture(scope="module")
-def hub(file_hub):
-    return file_hub
-
-
-def test_the_users_file_keeps_its_lines_and_the_model_is_shown_how(hub):
-    hub, workdir = hub
+def test_the_users_file_keeps_its_lines_and_the_model_is_shown_how(file_hub):
+    hub, workdir = file_hub
     hosts = workdir / "hosts"
     hosts.write_text(HOSTS)
     read = f"print(filesystem.read_text_file(path='{hosts}'))"
@@ -111,8 +106,8 @@ def test_the_users_file_keeps_its_lines_and_the_model_is_shown_how(hub):
     assert hosts.read_text() == HOSTS + "192.168.1.40    printer.local\n"
 
 
-def test_a_replace_the_user_asked_for_goes_through(hub):
-    hub, workdir = hub
+def test_a_replace_the_user_asked_for_goes_through(file_hub):
+    hub, workdir = file_hub
     hosts = workdir / "hosts2"
     hosts.write_text(HOSTS)
     cell = (f"print(filesystem.read_text_file(path='{hosts}'))\n"

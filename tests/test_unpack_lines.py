@@ -4,19 +4,13 @@ real MCP filesystem server: a tool's text iterates by line."""
 
 from __future__ import annotations
 
-import pytest
 from conftest import run_scripted
 
 from deskmate.app.agent import events as ev
 
 
-@pytest.fixture(scope="module")
-def hub(file_hub):
-    return file_hub
-
-
-def test_a_loop_over_a_files_text_is_shown_how_to_split_its_lines(hub):
-    hub, workdir = hub
+def test_a_loop_over_a_files_text_is_shown_how_to_split_its_lines(file_hub):
+    hub, workdir = file_hub
     launches = workdir / "launches.csv"
     launches.write_text("city,local_time,timezone\nNew York,07:00,America/New_York\n"
                         "Tokyo,18:00,Asia/Tokyo\n")
