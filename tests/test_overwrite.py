@@ -61,7 +61,7 @@ def test_a_request_that_asks_to_remove_lets_the_write_drop(request_, removes):
 def test_the_error_without_a_reader_says_what_to_do():
     found = loss(HOSTS, "x y\n", "/w/hosts", "path")
     assert found is not None
-    text = loss_error("files.save", found, "x y\n")
+    text = loss_error("files.save", found)
     assert "write the whole text back" in text and "make the same call again" in text
 
 

@@ -1,5 +1,5 @@
 """A CSV file's text unpacked by a loop as if it were rows gets the loop that splits
-each line (tools/sandbox/worker/hints.unpack_lines), through the code-mode loop with the
+each line (tools/sandbox/worker/row_hints.unpack_lines), through the code-mode loop with the
 real MCP filesystem server: a tool's text iterates by line."""
 
 from __future__ import annotations

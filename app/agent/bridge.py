@@ -31,7 +31,7 @@ from deskmate.app.agent.events import (
 )
 from deskmate.app.agent.failure_hints import FailureHints
 from deskmate.app.agent.header_rows import header_hint
-from deskmate.app.agent.overwrite import loss_error, whole_text
+from deskmate.app.agent.overwrite import loss_error, reader_call
 from deskmate.app.agent.request import RULED_OUT, ruled_out, tool_verb
 from deskmate.app.agent.tool_errors import PATH_WORDS, Tools, character_note
 from deskmate.app.agent.tool_news import CallNews
@@ -49,8 +49,6 @@ if TYPE_CHECKING:
     from deskmate.tools.search import ToolSearch
 
 WEB_URL = re.compile(r"https?://", re.I)
-# A file server's tools that read a whole file's text, as a refused write's fix calls them.
-READERS = ("read_text_file", "read_file")
 
 
 def new_call_id() -> str:
@@ -321,7 +319,7 @@ class ToolBridge:
             # The user's file, not the model's scratch: a write of the part to add would
             # have replaced the rest (overwrite.py).
             raise Refused(loss_error(f"{py_identifier(real)}.{sig.name}", lost,
-                                     whole_text(arguments), self._reader(real)))
+                                     reader_call(self._tools, real)))
         if turn.calls >= context.max_tool_calls:
             turn.limit_reached = True
             raise BridgeError(f"tool call limit reached ({context.max_tool_calls} per turn): "
@@ -399,13 +397,6 @@ class ToolBridge:
         self.context.emit(ToolCallFinished(call_id=call_id, server=server, tool=tool,
                                            result=text, is_error=is_error, duration_s=duration,
                                            structured=structured))
-
-    def _reader(self, real: str) -> str:
-        """The call that reads a whole file's text on ``real`` (a file server), or ""."""
-        for name in READERS:
-            if (real, name) in self._tools:
-                return f"{py_identifier(real)}.{self._tools[real, name][1].name}"
-        return ""
 
     def _refuse_url_as_path(self, spec: ToolSpec, arguments: dict[str, Any]) -> None:
         """A web address given where a file tool takes a path cannot succeed (the server

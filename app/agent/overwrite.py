@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from deskmate.app.agent.tool_errors import TEXT_WORDS, path_arguments
+from deskmate.app.agent.tool_errors import TEXT_WORDS, Tools, path_arguments
+from deskmate.tools.signatures import py_identifier
 
 KEPT_SHARE = 0.5  # of the old text's words (case-insensitive), below which a write drops
 MIN_LINES = 2  # a file of one line replaced by another is a change, not a loss
@@ -38,6 +39,7 @@ class Loss:
     lines: int  # the old text's non-blank lines
     written: int  # the new text's
     dropped: list[str]  # old lines whose words the new text no longer has
+    text: str  # what the write was given
 
 
 def whole_write(tool: str, arguments: Mapping[str, Any]) -> tuple[str, str, str] | None:
@@ -78,7 +80,7 @@ def loss(old: str, new: str, path: str, key: str) -> Loss | None:
         return None
     dropped = [line for line in lines if words(line) - after]
     written = sum(1 for line in new.splitlines() if line.strip())
-    return Loss(path, key, len(lines), written, dropped)
+    return Loss(path, key, len(lines), written, dropped, new)
 
 
 def asks_to_remove(request: str) -> bool:
@@ -88,14 +90,26 @@ def asks_to_remove(request: str) -> bool:
 SHOWN_TEXT = 200  # characters of the write's own text copied into the fix
 
 
-def loss_error(call: str, found: Loss, written: str, reader: str = "") -> str:
+# A file server's tools that read a whole file's text, as a refused write's fix calls them.
+READERS = ("read_text_file", "read_file")
+
+
+def reader_call(tools: Tools, server: str) -> str:
+    """The call that reads a whole file's text on ``server`` (a file server), or ""."""
+    for name in READERS:
+        if (server, name) in tools:
+            return f"{py_identifier(server)}.{tools[server, name][1].name}"
+    return ""
+
+
+def loss_error(call: str, found: Loss, reader: str = "") -> str:
     """The error for a write refused by ``loss``: what it would drop, and the fix —
     with ``reader`` (the call that reads the file, ``filesystem.read_text_file``) the
     two lines that keep the file's text and add the write's own."""
     shown = "; ".join(repr(line.strip()) for line in found.dropped[:SHOWN])
     more = f" and {len(found.dropped) - SHOWN} more" if len(found.dropped) > SHOWN else ""
     lines = "line" if found.written == 1 else "lines"
-    added = repr(written) if len(written) <= SHOWN_TEXT else "new_text"
+    added = repr(found.text) if len(found.text) <= SHOWN_TEXT else "new_text"
     # As lines of code, the cell to write: small models copy a block, not a sentence.
     fix = (f" To keep its lines and add yours, write this cell (to change a line, replace it "
            f"in text before writing):\ntext = {reader}({found.key}={found.path!r})\n"

@@ -7,7 +7,7 @@ Runs inside the sandbox worker: standard library only."""
 
 from __future__ import annotations
 
-from .hints import line_values
+from .regex_miss import line_values
 
 # Errors about a value the code met (not a name, a module, a path or a tool): what the
 # failing line held is what the fix depends on.

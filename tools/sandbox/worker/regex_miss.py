@@ -15,8 +15,9 @@ from __future__ import annotations
 import ast
 import linecache
 import re
+from collections.abc import Iterator
 from types import FrameType
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 from .state import CELL_PREFIX
 
@@ -183,3 +184,19 @@ def _class_end(pattern: str, start: int) -> int:
 
 def _cut(line: str) -> str:
     return line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + "…"
+
+
+def line_values(exc: BaseException) -> Iterator[tuple[str, Any]]:
+    """The variables named on the cell's line that raised ``exc`` (the innermost frame
+    of a cell: a library's own frames name its variables, not the model's), with their
+    values, in the order the line names them."""
+    found = failing_cell_line(exc)
+    if found is None:
+        return
+    frame, lineno = found
+    line = linecache.getline(frame.f_code.co_filename, lineno)
+    for name in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", line)):
+        if name in frame.f_locals:
+            yield name, frame.f_locals[name]
+        elif name in frame.f_globals:
+            yield name, frame.f_globals[name]
