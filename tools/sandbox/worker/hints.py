@@ -402,7 +402,7 @@ def delete_calls(toolspace: Toolspace) -> list[str]:
     """The first three connected tools that delete files, as calls to write."""
     return [tool_call(server, tool, toolspace)
             for tool, servers in toolspace.tool_servers.items()
-            if DELETE_WORDS & _name_words(tool)
+            if DELETE_WORDS & name_words(tool)
             for server in servers if _takes_a_path(server, tool, toolspace)][:3]
 
 
@@ -410,10 +410,10 @@ def _takes_a_path(server: str, tool: str, toolspace: Toolspace) -> bool:
     line = toolspace.signatures.get(f"{server}.{tool}")
     if line:
         return bool(PATH_PARAMETER.search(line))
-    return bool(FILE_WORDS & _name_words(tool))
+    return bool(FILE_WORDS & name_words(tool))
 
 
-def _name_words(tool: str) -> set[str]:
+def name_words(tool: str) -> set[str]:
     return set(re.split(r"[_\W]+", tool.lower()))
 
 
