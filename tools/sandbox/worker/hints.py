@@ -12,7 +12,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from .regex_miss import failing_cell_line, line_values, regex_miss, value_of
-from .row_hints import EXTRA_FIELDS, empty_line, extra_fields, unpack_lines, unpack_split
+from .row_hints import (
+    EXTRA_FIELDS,
+    empty_line,
+    extra_fields,
+    keyed_by_data,
+    unpack_lines,
+    unpack_split,
+)
 from .state import Toolspace
 from .text_math import text_math
 
@@ -198,6 +205,8 @@ def dict_keys(exc: KeyError) -> str:
     name, value = found
     if not value:
         return f"Hint: {name} is an empty dict\n"
+    if by_data := keyed_by_data(name, value, key):
+        return by_data
     shown = ", ".join(_key_and_value(k, v) for k, v in list(value.items())[:KEYS_SHOWN])
     more = f" and {len(value) - KEYS_SHOWN} more" if len(value) > KEYS_SHOWN else ""
     close = close_key(key, list(value))
