@@ -9,7 +9,7 @@ likely meant, a one-character text, a CSV header's column name passed as a value
 else the value likely meant or its format), a wildcard for
 one path, the request's leading '/', a move into a folder, another tool the error
 names to call first, and the .gitignore line that keeps git from adding a file
-(git_ignored.py). Most are read from the error in path_errors.py, tool_errors.py and
+(git_hints.py). Most are read from the error in path_errors.py, tool_errors.py and
 value_hints.py; some need a call of their own (a folder's listing, a file's text), made
 quietly through the bridge: a hint's own call makes no hints of its own, and
 ``calling`` tells the bridge which call that is.
@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from deskmate.app.agent.git_ignored import ignored_paths, unignore_hint
+from deskmate.app.agent.git_hints import ignored_paths, staged_first, unignore_hint, unstaged
 from deskmate.app.agent.header_rows import header_hint
 from deskmate.app.agent.path_errors import (
     folder_note,
@@ -33,6 +33,7 @@ from deskmate.app.agent.path_errors import (
     web_address_hint,
     write_first,
 )
+from deskmate.app.agent.request import file_names
 from deskmate.app.agent.tool_errors import (
     READ_FILE_TOOLS,
     WRITE_FILE_TOOLS,
@@ -97,8 +98,9 @@ class FailureHints:
                 + leading_slash(server, sig, arguments, said)
                 + move_into_hint(spec.name, arguments, error)
                 + create_first(tools, server, sig.name, error)
-                + named_first(tools, server, spec.name, error, arguments,
-                              turn.changed, turn.unchanged, turn.called)
+                + (self._staged(server, spec.name, error, arguments, turn, said)
+                   or named_first(tools, server, spec.name, error, arguments,
+                                  turn.changed, turn.unchanged, turn.called))
                 + self._unignored(server, spec.name, error, arguments))
 
     def _docs(self, turn: TurnRecord, server: str, sig: Signature) -> str:
@@ -139,11 +141,28 @@ class FailureHints:
             return shown
         return f"{shown}\nLikely meant: {call_with(server, sig, {}, fixed)}"
 
+    def _staged(self, server: str, tool: str, error: str, arguments: dict[str, Any],
+                turn: TurnRecord, said: str) -> str:
+        """For a commit's "No changes staged": what the repository's status (the
+        server's git_status, called quietly) says to do — stage the changed files, or
+        make the change first (git_hints.staged_first). Not where a write this turn gave
+        a file there its own text: named_first says that, the cause."""
+        repo = arguments.get("repo_path")
+        if (not unstaged(error) or not isinstance(repo, str)
+                or (server, "git_status") not in self._tools()
+                or any(path.startswith(repo.rstrip("/") + "/") for path in turn.unchanged)):
+            return ""
+        status = self._quietly(server, "git_status", {"repo_path": repo})
+        if not isinstance(status, str):
+            return ""
+        named = [name for name in file_names(said) if "/" not in name]
+        return staged_first(self._tools(), server, tool, repo, status, named)
+
     def _unignored(self, server: str, tool: str, error: str,
                    arguments: dict[str, Any]) -> str:
         """For git's "paths are ignored by one of your .gitignore files": the line that
         ignores the file, read from the repository's .gitignore with whichever server
-        reads files (git_ignored.py), and the edit that makes git track it."""
+        reads files (git_hints.py), and the edit that makes git track it."""
         paths = ignored_paths(error)
         repo = next((value for _, value in path_arguments(arguments)
                      if value.startswith("/")), None)
