@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from deskmate.app.agent.blind_delete import deletes_records
 from deskmate.app.agent.empty_result import empty
 from deskmate.app.agent.made_up import made_up_note, record_values
 from deskmate.app.agent.overwrite import Loss, asks_to_remove, loss, whole_write
@@ -53,7 +54,13 @@ class TurnRecord:
     _texts: dict[str, str] = field(default_factory=dict)
     _rewritten: set[str] = field(default_factory=set)  # files a write of this turn changed
     unchanged: list[str] = field(default_factory=list)  # files a write left as they were
-    _refused: set[str] = field(default_factory=set)  # writes refused as losses (overwrite.py)
+    # Calls refused once: writes as losses (overwrite.py), deletes of records unread
+    # (blind_delete.py).
+    _refused: set[str] = field(default_factory=set)
+    # A cell that met a delete refused as unread may be written again as it was, and the
+    # delete then runs (a write refused as a loss may not: the repeat guard stays, since
+    # the 1.5B wrote the refused write again unchanged).
+    deletes_refused: int = 0
 
     def new_step(self) -> None:
         self.returned = []
@@ -99,6 +106,18 @@ class TurnRecord:
             return None
         self._refused.add(again)
         return found
+
+    def blind_delete(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """Whether a delete of records comes before anything this turn returned
+        (blind_delete.py); False for the same call made again after being told."""
+        if self.results or not deletes_records(tool, arguments):
+            return False
+        again = json.dumps([tool, arguments], sort_keys=True, default=str)
+        if again in self._refused:
+            return False
+        self._refused.add(again)
+        self.deletes_refused += 1
+        return True
 
     def saw(self, reads: bool, arguments: dict[str, Any], text: str) -> tuple[str, str] | None:
         """Keep what a call that succeeded says a file holds (``reads``: a tool that only
