@@ -145,9 +145,7 @@ class TurnRecord:
             if path in self.unchanged:
                 self.unchanged.remove(path)
             return None
-        # A read of the whole file: no argument but the path (not its head or tail).
-        whole = all(v is None for k, v in arguments.items() if k != key)
-        if reads and whole and text.strip():
+        if reads and whole_read(arguments, key, text) and text.strip():
             self._texts[path] = text
         elif not reads:
             self._texts.pop(path, None)  # changed some other way (an edit, a move)
@@ -186,6 +184,21 @@ class TurnRecord:
         if any((server, sig.name) in self.called for server, sig in found):
             return []
         return [f"{py_identifier(server)}.{sig.call_text()}" for server, sig in found]
+
+
+# A read's arguments that take part of a file: its first or last lines.
+LINE_LIMITS = ("head", "tail")
+
+
+def whole_read(arguments: dict[str, Any], key: str, text: str) -> bool:
+    """Whether a read returned the whole file: no argument but the path (``key``), or a
+    head or tail of more lines than the text has. The first look reads with a head, and
+    a file shorter than it is read whole: its text, missed, let a write of garbage over
+    a three-line file through (the loss check had nothing to compare with)."""
+    lines = len(text.splitlines())
+    return all(v is None or (k.lower() in LINE_LIMITS and isinstance(v, int | float)
+                             and not isinstance(v, bool) and lines < v)
+               for k, v in arguments.items() if k != key)
 
 
 def unchanged_note(call: str, named: tuple[str, str]) -> str:
