@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from deskmate.app.agent.tool_errors import Tools
 from deskmate.app.agent.value_hints import call_with
-from deskmate.tools.signatures import Signature, py_identifier
-from deskmate.tools.spec import ToolSpec
-
-Tools = Mapping[tuple[str, str], tuple[ToolSpec, Signature]]
+from deskmate.tools.signatures import py_identifier
 
 NOT_STAGED = re.compile(r"no changes (?:added|staged) (?:to|for) commit", re.I)
 CLEAN = re.compile(r"nothing to commit", re.I)
