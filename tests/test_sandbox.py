@@ -625,9 +625,14 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         box.execute("result = {'target': {'timezone': 'Asia/Tokyo', 'datetime': "
                     "'2026-12-03T23:30:00+09:00'}, 'time_difference': '+14.0h'}")
         nested = box.execute('print(result["target"]["time"])').error
+        # ('time' is part of both 'timezone' and 'datetime': the slice of the datetime.)
         assert nested.endswith("Hint: result['target'] has no key 'time'; its keys are "
                                "'timezone' ('Asia/Tokyo'), 'datetime' "
-                               "('2026-12-03T23:30:00+09:00')")
+                               "('2026-12-03T23:30:00+09:00'); the time is part of "
+                               "result['target']['datetime']: result['target']['datetime']"
+                               "[11:16] gives '23:30'")
+        dated = box.execute('print(result["target"]["date"])').error
+        assert dated.endswith("result['target']['datetime'][0:10] gives '2026-12-03'")
         cased = box.execute('print(result["target"]["Date Time"])').error
         assert cased.endswith("likely meant result['target']['datetime']")
         below = box.execute('print(result["datetime"])').error

@@ -214,9 +214,32 @@ def dict_keys(exc: KeyError) -> str:
     # and 'target'): the indexes that reach it.
     below = [f"{name}[{k!r}][{key!r}]" for k, v in value.items()
              if isinstance(v, dict) and key in v][:3]
-    meant = (f"; likely meant {name}[{close!r}]" if close is not None
-             else f"; likely meant {' or '.join(below)}" if below else "")
+    # A time or a date asked of a datetime's text: its slice, before the key that holds it.
+    meant = (_part_of_datetime(name, value, key)
+             or (f"; likely meant {name}[{close!r}]" if close is not None
+                 else f"; likely meant {' or '.join(below)}" if below else ""))
     return f"Hint: {name} has no key {key!r}; its keys are {shown}{more}{meant}\n"
+
+
+ISO_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+# Keys asked for that name a part of a datetime, and the slice of an ISO text that gives it.
+DATETIME_PARTS = {"time": slice(11, 16), "localtime": slice(11, 16), "hour": slice(11, 13),
+                  "clock": slice(11, 16), "date": slice(0, 10), "day": slice(0, 10)}
+
+
+def _part_of_datetime(name: str, value: dict, key: object) -> str:
+    """For a time or a date asked of a dict that holds an ISO datetime text (the time
+    server's ``{'timezone': 'Asia/Tokyo', 'datetime': '2026-12-06T23:30:00+09:00'}``):
+    the slice that gives it. Told the dict's keys, the 1.5B asked for 'time' twice more
+    (a closest key, 'datetime' or 'timezone', could not be told apart)."""
+    part = DATETIME_PARTS.get(_plain(key)) if isinstance(key, str) else None
+    held = next(((k, v) for k, v in value.items()
+                 if isinstance(v, str) and ISO_DATETIME.match(v)), None)
+    if part is None or held is None:
+        return ""
+    index = f"{name}[{held[0]!r}]"
+    return (f"; the {key} is part of {index}: {index}[{part.start}:{part.stop}] gives "
+            f"{held[1][part]!r}")
 
 
 KEYS_SHOWN = 12
