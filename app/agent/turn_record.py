@@ -110,7 +110,8 @@ class TurnRecord:
     def blind_delete(self, tool: str, arguments: dict[str, Any]) -> bool:
         """Whether a delete of records comes before anything this turn returned
         (blind_delete.py); False for the same call made again after being told."""
-        if self.results or not deletes_records(tool, arguments):
+        # (the first look's reads are no results of the model's, but were shown to it)
+        if self.results or self._texts or not deletes_records(tool, arguments):
             return False
         again = json.dumps([tool, arguments], sort_keys=True, default=str)
         if again in self._refused:
