@@ -1,8 +1,7 @@
-"""Two of git's refusals (app/agent/git_hints.py): a commit with nothing staged gets what
-the repository's status says to do (stage the changed files, or make the change first),
-and git_add of a file a .gitignore ignores gets the line that ignores it and the edit
-that makes git track it, read as git reads a .gitignore. Through the code-mode loop
-with the real git and filesystem MCP servers: the calls the hints give, copied, work."""
+"""git's "paths are ignored by one of your .gitignore files" (app/agent/git_hints.py):
+the line that ignores the file and the edit that makes git track it, read as git reads
+a .gitignore; through the code-mode loop with the real git and filesystem MCP servers,
+the edit the hint gives makes the file addable."""
 
 from __future__ import annotations
 
@@ -13,34 +12,13 @@ import pytest
 from conftest import run_scripted
 
 from deskmate.app.agent import events as ev
-from deskmate.app.agent.git_hints import Ignoring, ignored_paths, ignoring_line, status_files
+from deskmate.app.agent.git_hints import Ignoring, ignored_paths, ignoring_line
 from deskmate.tools.hub import Hub, ServerConfig
 
 ERROR = ("git.git_add failed: Error executing tool git_add: Cmd('git') failed due to: exit "
          "code(1)\n  cmdline: git add -- data/reference.csv\n  stderr: 'The following paths "
          "are ignored by one of your .gitignore files:\ndata/reference.csv\nhint: Use -f if "
          "you really want to add them.\nhint: Turn this message off by running'")
-
-
-STATUS = """On branch master
-Changes to be committed:
-  (use "git restore --staged <file>..." to unstage)
-	new file:   staged.txt
-
-Changes not staged for commit:
-  (use "git add <file>..." to update what will be committed)
-	modified:   cart.py
-	deleted:    old.md
-
-Untracked files:
-  (use "git add <file>..." to include in what will be committed)
-	notes/todo.txt
-"""
-
-
-def test_the_files_a_status_shows_changed_and_not_staged():
-    assert status_files(STATUS) == ["cart.py", "old.md", "notes/todo.txt"]
-    assert status_files("On branch master\nnothing to commit, working tree clean") == []
 
 
 def test_the_paths_git_refused_are_read_from_its_error():
@@ -74,7 +52,6 @@ def git_hub(tmp_path, mcp_bin):
     (repo / ".gitignore").write_text("# exports are regenerated\n*.csv\n")
     (repo / "data" / "reference.csv").write_text("code,name\n1,a\n")
     (repo / "data" / "export.csv").write_text("x\n")
-    (repo / "cart.py").write_text("TAX_RATE = 0.20\n")
     npm = mcp_bin / "npm" / "node_modules" / ".bin"
     servers = [ServerConfig("git", command=str(mcp_bin / "py" / "bin" / "mcp-server-git")),
                ServerConfig("filesystem", command=str(npm / "mcp-server-filesystem"),
@@ -105,29 +82,3 @@ def test_the_hint_names_the_line_and_its_edit_makes_the_file_addable(git_hub):
     assert (repo / ".gitignore").read_text() == (
         "# exports are regenerated\n*.csv\n!data/reference.csv\n")
 
-
-def test_a_commit_before_any_change_is_told_to_make_it_and_after_one_what_to_stage(git_hub):
-    hub, repo = git_hub
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"],
-                   cwd=repo, check=True)
-    commit = f"git.git_commit(repo_path='{repo}', message='Raise tax rate')"
-    request = f"In the repository at {repo}, set TAX_RATE in cart.py to 0.21 and commit it."
-    events = run_scripted(hub, [f"```python\n{commit}\n```", "Final answer: -"], request)
-    output = next(e.content for e in events if isinstance(e, ev.Observation))
-    assert (f"Hint: nothing in {repo} has changed yet (git_status: nothing to commit), so "
-            "there is nothing to stage: make the change the request asks for first, with the "
-            f"file tools (filesystem.edit_file(path='{repo}/cart.py', edits=[...])); then "
-            "stage the file with git_add and call git.git_commit.") in output
-    assert "the error names git_add" not in output
-    # Changed and not staged: the add to copy names the file, and copied, the commit works.
-    (repo / "cart.py").write_text("TAX_RATE = 0.21\n")
-    events = run_scripted(hub, [f"```python\n{commit}\n```", "Final answer: -"], request)
-    output = next(e.content for e in events if isinstance(e, ev.Observation))
-    add = re.search(r"git\.git_add\(repo_path=.*?\]\)", output)
-    assert add is not None and "files=['cart.py']" in add.group(0), output
-    events = run_scripted(hub, [f"```python\nprint({add.group(0)})\nprint({commit})\n```",
-                                "Final answer: -"], request)
-    assert "Error" not in next(e.content for e in events if isinstance(e, ev.Observation))
-    assert subprocess.run(["git", "log", "-1", "--format=%s"], cwd=repo, capture_output=True,
-                          text=True, check=True).stdout.strip() == "Raise tax rate"

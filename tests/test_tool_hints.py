@@ -403,37 +403,17 @@ def committed_repo(repo, files: dict[str, str]):
 
 def test_an_error_that_names_a_tool_to_call_first_gets_that_call(hub):
     # git_commit before git_add: "Use git_add to stage changes first" → the git_add call,
-    # with the repository and the files its status shows changed (git_hints.staged_first);
-    # run as told, it commits.
+    # with the repository and the file this turn wrote there; run as told, it commits.
     repo = committed_repo(hub[1] / "staged", {})
     change = f'CHANGELOG = "{repo}/CHANGELOG.md"'
     write = 'filesystem.write_file(path=CHANGELOG, content="## 0.2.0\\n")'
     commit = f'print(git.git_commit(repo_path="{repo}", message="Add changelog"))'
-    add = f"git.git_add(repo_path='{repo}', files=['CHANGELOG.md'])"
+    add = f"git.git_add(repo_path='{repo}', files=['{repo}/CHANGELOG.md'])"
     seen, done = observations(hub, f"{change}\n{write}\n{commit}", f"{add}\n{commit}")
     assert "No changes staged for commit" in seen
-    assert (f"Hint: git_status shows files changed and not staged (CHANGELOG.md): stage the "
-            f"ones this commit takes, {add}, then call git.git_commit again.\n") in seen
+    assert (f"Hint: the error names git_add: call it first, {add}, then call git_commit "
+            "again.\n") in seen
     assert "Changes committed successfully" in done
-
-
-def test_named_first_without_a_status_tool_names_the_files_this_turn_wrote():
-    # A server with git_add and git_commit but no git_status: the files this turn wrote.
-    from deskmate.app.agent.tool_errors import named_first
-    from deskmate.tools.signatures import signature
-    from deskmate.tools.spec import ToolSpec
-
-    schema = {"type": "object", "required": ["repo_path", "files"], "properties": {
-        "repo_path": {"type": "string"}, "files": {"type": "array", "items": {"type": "string"}}}}
-    add = ToolSpec("git", "git_add", "", schema)
-    tools = {("git", "git_add"): (add, signature(add))}
-    hint = named_first(tools, "git", "git_commit", "No changes staged. Use git_add first",
-                       {"repo_path": "/r"}, ["/r/CHANGELOG.md"])
-    assert hint == ("\nHint: the error names git_add: call it first, git.git_add("
-                    "repo_path='/r', files=['/r/CHANGELOG.md']), then call git_commit again.")
-    again = named_first(tools, "git", "git_commit", "No changes staged. Use git_add first",
-                        {"repo_path": "/r"}, [], called=[("git", "git_add")])
-    assert again.startswith("\nHint: git_add already ran this turn and git_commit still fails")
 
 
 def test_a_commit_after_a_write_that_changed_nothing_is_told_so_not_to_stage(hub):
@@ -459,11 +439,11 @@ def test_a_commit_before_any_change_told_again_to_stage_is_told_to_make_the_chan
     add = f"git.git_add(repo_path='{repo}', files=['{repo}/cart.py'])"
     first, again = observations(hub, commit, f"{add}\n{commit}",
                                 task=f"Set TAX_RATE to 0.21 in {repo}/cart.py and commit it.")[:2]
-    # The repository's status says so from the first commit (git_hints.staged_first).
-    told = (f"Hint: nothing in {repo} has changed yet (git_status: nothing to commit), so "
-            "there is nothing to stage: make the change the request asks for first")
-    assert told in first and told in again
-    assert "call it first" not in first and "call it first" not in again
+    assert "Hint: the error names git_add: call it first" in first
+    assert ("Hint: git_add already ran this turn and git_commit still fails: no file there "
+            "has changed, so there is nothing for git_add to take. Make the change the "
+            "request asks for first") in again
+    assert "call it first" not in again
 
 
 def test_a_look_cut_off_in_a_graphs_first_list_names_every_key_and_what_it_holds(hub):

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from deskmate.app.agent.git_hints import ignored_paths, staged_first, unignore_hint, unstaged
+from deskmate.app.agent.git_hints import ignored_paths, unignore_hint
 from deskmate.app.agent.header_rows import header_hint
 from deskmate.app.agent.path_errors import (
     folder_note,
@@ -33,7 +33,6 @@ from deskmate.app.agent.path_errors import (
     web_address_hint,
     write_first,
 )
-from deskmate.app.agent.request import file_names
 from deskmate.app.agent.tool_errors import (
     READ_FILE_TOOLS,
     WRITE_FILE_TOOLS,
@@ -98,9 +97,8 @@ class FailureHints:
                 + leading_slash(server, sig, arguments, said)
                 + move_into_hint(spec.name, arguments, error)
                 + create_first(tools, server, sig.name, error)
-                + (self._staged(server, spec.name, error, arguments, turn, said)
-                   or named_first(tools, server, spec.name, error, arguments,
-                                  turn.changed, turn.unchanged, turn.called))
+                + named_first(tools, server, spec.name, error, arguments,
+                              turn.changed, turn.unchanged, turn.called)
                 + self._unignored(server, spec.name, error, arguments))
 
     def _docs(self, turn: TurnRecord, server: str, sig: Signature) -> str:
@@ -140,23 +138,6 @@ class FailureHints:
         if not shown or fixed is None:
             return shown
         return f"{shown}\nLikely meant: {call_with(server, sig, {}, fixed)}"
-
-    def _staged(self, server: str, tool: str, error: str, arguments: dict[str, Any],
-                turn: TurnRecord, said: str) -> str:
-        """For a commit's "No changes staged": what the repository's status (the
-        server's git_status, called quietly) says to do — stage the changed files, or
-        make the change first (git_hints.staged_first). Not where a write this turn gave
-        a file there its own text: named_first says that, the cause."""
-        repo = arguments.get("repo_path")
-        if (not unstaged(error) or not isinstance(repo, str)
-                or (server, "git_status") not in self._tools()
-                or any(path.startswith(repo.rstrip("/") + "/") for path in turn.unchanged)):
-            return ""
-        status = self._quietly(server, "git_status", {"repo_path": repo})
-        if not isinstance(status, str):
-            return ""
-        named = [name for name in file_names(said) if "/" not in name]
-        return staged_first(self._tools(), server, tool, repo, status, named)
 
     def _unignored(self, server: str, tool: str, error: str,
                    arguments: dict[str, Any]) -> str:

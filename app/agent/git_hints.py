@@ -1,15 +1,11 @@
-"""Hints for two of git's refusals that small models answer by repeating the call.
+"""git_add of a file that a .gitignore ignores: the line that ignores it, and the edit
+that makes git track it.
 
-"No changes staged for commit" before any change: the 1.5B committed first, was told to
-call git_add, staged files nothing had changed, and repeated both until the turn ended;
-the repository's status says which it is — nothing changed yet (make the change), or
-changes not staged (stage those files). "The following paths are ignored by one of your
-.gitignore files": the git server's git_add has no ``-f``, and the fix is a line
-``!path`` after the pattern (or, when the pattern ignores the file's folder, which git
-never looks inside, the folder's files ignored instead).
-
-Pure functions of the error, the status and the .gitignore's texts (read by
-failure_hints.py).
+The git server's git_add has no ``-f``: asked to track a file that a pattern ignores,
+the 1.5B called git_add again and again with the same path until the repeat guard ended
+the turn. The fix is a line ``!path`` after the pattern (or, when the pattern ignores the
+file's folder, which git never looks inside, the folder's files ignored instead). Pure
+functions of the error text and the .gitignore's text (read by failure_hints.py).
 """
 
 from __future__ import annotations
@@ -21,51 +17,6 @@ from typing import Any
 
 from deskmate.app.agent.tool_errors import Tools
 from deskmate.app.agent.value_hints import call_with
-from deskmate.tools.signatures import py_identifier
-
-NOT_STAGED = re.compile(r"no changes (?:added|staged) (?:to|for) commit", re.I)
-CLEAN = re.compile(r"nothing to commit", re.I)
-# `git status` lists a changed file as "\tmodified:   cart.py", an untracked one as "\tnotes.txt".
-STATUS_FILE = re.compile(r"^\t(?:(?:modified|deleted|new file|renamed|typechange):\s+)?(.+)$", re.M)
-
-
-def unstaged(error: str) -> bool:
-    """Whether ``error`` is a commit's "nothing staged"."""
-    return bool(NOT_STAGED.search(error))
-
-
-def status_files(status: str) -> list[str]:
-    """The files `git status` shows changed and not staged, or untracked."""
-    parts = re.split(r"^(?=Changes not staged|Untracked files|Changes to be committed)",
-                     status, flags=re.M)
-    files = []
-    for part in parts:
-        if part.startswith(("Changes not staged", "Untracked files")):
-            files += [m.group(1).split(" -> ")[-1].strip() for m in STATUS_FILE.finditer(part)]
-    return list(dict.fromkeys(files))
-
-
-def staged_first(tools: Tools, server: str, tool: str, repo: str, status: str,
-                 named: list[str]) -> str:
-    """The hint after a commit that had nothing staged, from the repository's status:
-    the files to stage, or that nothing has changed yet (``named``: the files the
-    request names, for the edit to make)."""
-    adder = tools.get((server, "git_add"))
-    files = status_files(status)
-    tool = f"{py_identifier(server)}.{tool}"
-    if files and adder is not None:
-        call = call_with(server, adder[1], {}, {"repo_path": repo, "files": files})
-        return (f"\nHint: git_status shows files changed and not staged ({', '.join(files)}): "
-                f"stage the ones this commit takes, {call}, then call {tool} again.")
-    if not CLEAN.search(status):
-        return ""
-    editor = _editor(tools)
-    how = (f" ({editor}(path={repo.rstrip('/') + '/' + named[0]!r}, edits=[...]))"
-           if editor and named else "")
-    return (f"\nHint: nothing in {repo} has changed yet (git_status: nothing to commit), so "
-            "there is nothing to stage: make the change the request asks for first, with "
-            f"the file tools{how}; then stage the file with git_add and call {tool}.")
-
 
 IGNORED = re.compile(r"paths are ignored by one of your \.gitignore files:\s*\n(.*?)"
                      r"(?:\n\s*hint:|'|$)", re.S)
@@ -149,8 +100,3 @@ def _edit_call(tools: Tools, file: str, old: str, new: str) -> str:
             return f": {call_with(server, sig, {}, {'path': file, 'edits': edits})}"
     return ""
 
-
-def _editor(tools: Tools) -> str:
-    """The connected tool that edits a file by text, as ``server.edit_file``."""
-    return next((f"{py_identifier(server)}.{sig.name}" for (server, name), (_, sig)
-                 in tools.items() if name == "edit_file"), "")
