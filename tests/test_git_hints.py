@@ -9,11 +9,10 @@ import re
 import subprocess
 
 import pytest
-from conftest import run_scripted
+from conftest import git_server_hub, run_scripted
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.git_hints import Ignoring, ignored_paths, ignoring_line
-from deskmate.tools.hub import Hub, ServerConfig
 
 ERROR = ("git.git_add failed: Error executing tool git_add: Cmd('git') failed due to: exit "
          "code(1)\n  cmdline: git add -- data/reference.csv\n  stderr: 'The following paths "
@@ -52,12 +51,7 @@ def git_hub(tmp_path, mcp_bin):
     (repo / ".gitignore").write_text("# exports are regenerated\n*.csv\n")
     (repo / "data" / "reference.csv").write_text("code,name\n1,a\n")
     (repo / "data" / "export.csv").write_text("x\n")
-    npm = mcp_bin / "npm" / "node_modules" / ".bin"
-    servers = [ServerConfig("git", command=str(mcp_bin / "py" / "bin" / "mcp-server-git")),
-               ServerConfig("filesystem", command=str(npm / "mcp-server-filesystem"),
-                            args=(str(repo),))]
-    with Hub(servers, repo) as hub:
-        assert all(s.status == "ready" for s in hub.start())
+    with git_server_hub(mcp_bin, repo) as hub:
         yield hub, repo
 
 

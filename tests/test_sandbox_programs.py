@@ -9,10 +9,9 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from conftest import run_scripted
+from conftest import git_server_hub, run_scripted
 
 from deskmate.app.agent import events as ev
-from deskmate.tools.hub import Hub, ServerConfig
 from deskmate.tools.sandbox.worker.programs import message, tool_calls
 from deskmate.tools.sandbox.worker.state import Toolspace
 
@@ -52,12 +51,7 @@ def git_hub(tmp_path_factory, mcp_bin):
     repo = tmp_path_factory.mktemp("repo")
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     (repo / "requirements.txt").write_text("requests\nFlask\n")
-    npm = mcp_bin / "npm" / "node_modules" / ".bin"
-    servers = [ServerConfig("git", command=str(mcp_bin / "py" / "bin" / "mcp-server-git")),
-               ServerConfig("filesystem", command=str(npm / "mcp-server-filesystem"),
-                            args=(str(repo),))]
-    with Hub(servers, repo) as hub:
-        assert all(s.status == "ready" for s in hub.start())
+    with git_server_hub(mcp_bin, repo) as hub:
         yield hub, repo
 
 
