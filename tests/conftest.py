@@ -126,6 +126,21 @@ def file_server_hub(mcp_bin: Path, folder: Path):
         yield hub
 
 
+@contextlib.contextmanager
+def git_server_hub(mcp_bin: Path, repo: Path):
+    """A started hub with the real MCP git and filesystem servers, the latter allowed
+    the repository ``repo``."""
+    from deskmate.tools.hub import Hub, ServerConfig
+
+    npm = mcp_bin / "npm" / "node_modules" / ".bin"
+    servers = [ServerConfig("git", command=str(mcp_bin / "py" / "bin" / "mcp-server-git")),
+               ServerConfig("filesystem", command=str(npm / "mcp-server-filesystem"),
+                            args=(str(repo),))]
+    with Hub(servers, repo) as hub:
+        assert all(s.status == "ready" for s in hub.start())
+        yield hub
+
+
 @pytest.fixture(scope="module")
 def file_hub(tmp_path_factory, mcp_bin):
     """(hub, folder): the real filesystem server over a folder of the module's own."""

@@ -9,7 +9,7 @@ from conftest import run_scripted
 
 from deskmate.app.agent import events as ev
 from deskmate.app.agent.overwrite import asks_to_remove, loss, loss_error, whole_write
-from deskmate.app.agent.turn_record import TurnRecord
+from deskmate.app.agent.turn_record import TurnRecord, whole_read
 
 HOSTS = ("# Static table lookup for hostnames.\n127.0.0.1       localhost\n"
          "192.168.1.10    nas.local nas\n192.168.1.25    pihole.local\n")
@@ -76,6 +76,39 @@ def test_the_turn_refuses_once_a_write_that_loses_what_it_read():
     other = {"path": "/w/hosts", "content": "printer.local 192.168.1.41\n"}
     assert record.loses("write_file", other, adding) is not None
     assert record.loses("write_file", other, "Overwrite /w/hosts with one entry.") is None
+
+
+def test_a_read_of_a_head_longer_than_the_file_is_whole():
+    assert whole_read({"path": "/w/a"}, "path", "x\n")
+    assert whole_read({"path": "/w/a", "head": 41, "tail": None}, "path", "a\nb\nc\n")
+    assert not whole_read({"path": "/w/a", "head": 3}, "path", "a\nb\nc\n")  # maybe more
+    assert not whole_read({"path": "/w/a", "offset": 2}, "path", "a\n")
+    assert not whole_read({"path": "/w/a", "head": True}, "path", "a\n")
+
+
+def test_the_first_looks_read_keeps_a_short_file_from_a_write_of_garbage(file_hub):
+    # The first look reads with a head (41 lines); a file shorter than that was read
+    # whole, but taken as partly read, and a write of bytecode over mail.py went through.
+    from deskmate.app.agent.factory import build_agent
+    from deskmate.app.agent.scripted import ScriptedModel
+    from deskmate.tools.policy import Policy
+
+    hub, workdir = file_hub
+    mail = workdir / "mail.py"
+    original = 'def recieve(inbox):\n    """Recieve all new messages."""\n    return list(inbox)\n'
+    mail.write_text(original)
+    cell = ("def receive(inbox):\n    return list(inbox)\n"
+            f"print(filesystem.write_file(path='{mail}', "
+            "content=receive.__code__.co_code.decode('latin-1')))")
+    runtime = build_agent(ScriptedModel([f"```python\n{cell}\n```", "Final answer: -"]),
+                          hub=hub, policy=Policy(yes_all=True))
+    try:
+        events = list(runtime.agent.run(f"The file {mail} misspells \"receive\". Fix it."))
+    finally:
+        runtime.sandbox.close()
+    output = next(e.content for e in events if isinstance(e, ev.Observation))
+    assert "filesystem.write_file was not run" in output
+    assert mail.read_text() == original
 
 
 def test_the_users_file_keeps_its_lines_and_the_model_is_shown_how(file_hub):

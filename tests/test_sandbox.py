@@ -625,9 +625,14 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
         box.execute("result = {'target': {'timezone': 'Asia/Tokyo', 'datetime': "
                     "'2026-12-03T23:30:00+09:00'}, 'time_difference': '+14.0h'}")
         nested = box.execute('print(result["target"]["time"])').error
+        # ('time' is part of both 'timezone' and 'datetime': the slice of the datetime.)
         assert nested.endswith("Hint: result['target'] has no key 'time'; its keys are "
                                "'timezone' ('Asia/Tokyo'), 'datetime' "
-                               "('2026-12-03T23:30:00+09:00')")
+                               "('2026-12-03T23:30:00+09:00'); the time is part of "
+                               "result['target']['datetime']: result['target']['datetime']"
+                               "[11:16] gives '23:30'")
+        dated = box.execute('print(result["target"]["date"])').error
+        assert dated.endswith("result['target']['datetime'][0:10] gives '2026-12-03'")
         cased = box.execute('print(result["target"]["Date Time"])').error
         assert cased.endswith("likely meant result['target']['datetime']")
         below = box.execute('print(result["datetime"])').error
@@ -681,6 +686,21 @@ def test_a_misspelled_server_or_a_bare_shared_tool_gets_a_hint():
             "other keys too ('exam'): create it with extrasaction='ignore' (csv.DictWriter("
             "file, fieldnames=fieldnames, extrasaction='ignore')) to leave them out, or write "
             "rows that hold only the fieldnames' keys")
+        # Rows zipped with a data row (the header cut off first): keyed by their values.
+        keyed = box.execute(
+            "text = 'date,category,amount\\n2025-06-02,groceries,92.40\\n'\n"
+            "rows = [line.split(',') for line in text.split('\\n')[1:]]\n"
+            "rows = [dict(zip(rows[0], row)) for row in rows]\n"
+            "total = sum(float(r['amount']) for r in rows if r['category'] == 'groceries')"
+        ).error
+        assert keyed.endswith(
+            "Hint: r has no key 'category': its keys are its own values ('2025-06-02', "
+            "'groceries', '92.40'), so the rows were zipped with a data row, not with the "
+            "header line's names (a [1:] that cut the header off before it was taken?). Let "
+            "csv take the names from the first line: rows = list(csv.DictReader(io.StringIO("
+            "text))) (import csv, io), then row['category'] for each row")
+        mixed = box.execute("d = {'a': 'a', 'b': 'c'}\nd['x']").error
+        assert "Hint: d has no key 'x'; its keys are 'a' ('a'), 'b' ('c')" in mixed
         # A CSV file's text unpacked by the loop as if it were rows.
         box.execute("csv_text = 'city,local_time\\nNew York,07:00\\nBerlin,08:30\\n'")
         rows = box.execute("for city, at in csv_text:\n    print(city)").error

@@ -45,8 +45,12 @@ def test_a_servers_own_argument_names_are_kept_in_the_note():
 def test_only_a_whole_read_of_one_file_counts():
     record = TurnRecord()
     # Its first lines only: a write of those would cut the file, not leave it.
-    record.saw(True, {"path": "/w/a.txt", "head": 5}, "one\n")
+    record.saw(True, {"path": "/w/a.txt", "head": 1}, "one\n")
     assert record.saw(False, {"path": "/w/a.txt", "content": "one\n"}, "ok") is None
+    # A head longer than the file (the first look's) read all of it.
+    record.saw(True, {"path": "/w/d.txt", "head": 41}, "one\n")
+    assert record.saw(False, {"path": "/w/d.txt", "content": "one\n"}, "ok") == (
+        "path", "/w/d.txt")
     # A file never read, and a write of a path never seen.
     assert record.saw(False, {"path": "/w/b.txt", "content": "x"}, "ok") is None
     # Changed by a tool that writes no text (an edit): what was read no longer holds.

@@ -2,16 +2,18 @@
 
 Small models answer before they have the data, give up after one error, copy an error's
 report or the example's answer, name files nothing showed, report a change no tool made,
-or read a most or a count off printed data by eye. Each check sends the answer back once
-a turn (some twice) with what is missing; ``AnswerChecks.check`` is the one the loop
-asks, with a step's reply, and "" takes the answer as it is. The checks read the turn's
-messages and the bridge's record of its calls; they change neither.
+read a most or a count off printed data by eye, or answer "when" with no time. Each check
+sends the answer back once a turn (some twice) with what is missing;
+``AnswerChecks.check`` is the one the loop asks, with a step's reply, and "" takes the
+answer as it is. The checks read the turn's messages and the bridge's record of its
+calls; they change neither.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from deskmate.app.agent.asked_value import asked_kind, gives_none, lacks_check
 from deskmate.app.agent.bridge import ToolBridge
 from deskmate.app.agent.empty_result import FOUND_NOTHING
 from deskmate.app.agent.made_up import MADE_UP
@@ -93,6 +95,7 @@ class AnswerChecks:
         self._steps_checked = False  # the check of an answer with a change not made
         self._note_checked = False  # the check of an answer right after a note
         self._worked_checked = False  # the check of a most/how many read off by eye
+        self._value_checked = False  # the check of an answer without the value asked for
         self._look_calls = 0  # the calls this turn's first look made (not the model's)
         self._echoes = 0  # answers this turn that copied an error's report or the example
 
@@ -144,6 +147,11 @@ class AnswerChecks:
             return work_it_out(*asked)
         if change := self._change_check():
             return change
+        if lacking := self._lacks_value(answer):
+            # ... or answer "when" with no time ("The library closes on Saturdays, as
+            # indicated in the provided HTML content."), "how many" with no number.
+            self._value_checked = True
+            return lacks_check(*lacking)
         if unseen := self._unseen_names(answer):
             # ... or name files from a guess ("the first commit added README.md" after a
             # log that lists no files), and again after the code that shows them ran.
@@ -178,6 +186,14 @@ class AnswerChecks:
             self._change_checked = True
             return UNCHANGED
         return ""
+
+    def _lacks_value(self, answer: FinalAnswer) -> tuple[str, str] | None:
+        """(the kind, the question) when the request asks for a time or a number, a
+        tool has returned this turn, and the answer holds none; once a turn."""
+        if self._value_checked or self.bridge.turn.calls <= self._look_calls:
+            return None
+        asked = asked_kind(self._request)
+        return asked if asked is not None and gives_none(asked[0], answer.text) else None
 
     def _not_worked_out(self) -> tuple[str, str] | None:
         """What the request asks to compare or count, when the model's calls returned

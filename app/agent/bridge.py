@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from deskmate.app.agent.blind_delete import blind_delete_error, readers
 from deskmate.app.agent.call_args import BridgeError, Refused, binding, name_hint, validate
 from deskmate.app.agent.empty_result import empty_note
 from deskmate.app.agent.events import (
@@ -320,6 +321,9 @@ class ToolBridge:
             # have replaced the rest (overwrite.py).
             raise Refused(loss_error(f"{py_identifier(real)}.{sig.name}", lost,
                                      reader_call(self._tools, real)))
+        if not spec.read_only and turn.blind_delete(spec.name, arguments):
+            raise Refused(blind_delete_error(f"{py_identifier(real)}.{sig.name}",
+                                             readers(self._tools, real)))
         if turn.calls >= context.max_tool_calls:
             turn.limit_reached = True
             raise BridgeError(f"tool call limit reached ({context.max_tool_calls} per turn): "

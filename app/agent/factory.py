@@ -115,7 +115,8 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
                               missing=lambda request: missing_step(
                                   request, bridge.tools(), bridge.turn.called),
                               changes=lambda: bridge.turn.changes,
-                              texts=lambda: bridge.turn.results)
+                              texts=lambda: bridge.turn.results,
+                              refusals=lambda: bridge.turn.deletes_refused)
     elif mode == "eager":
         prompt = EAGER_PROMPT
         actions = EagerActions(bridge)

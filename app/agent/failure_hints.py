@@ -7,8 +7,9 @@ address taken for a path, a path beside the folder the server may reach, the fol
 above a missing path, an edit's text not in the file, git's unstaged file or the name it
 likely meant, a one-character text, a CSV header's column name passed as a value (or
 else the value likely meant or its format), a wildcard for
-one path, the request's leading '/', a move into a folder, and another tool the error
-names to call first. Most are read from the error in path_errors.py, tool_errors.py and
+one path, the request's leading '/', a move into a folder, another tool the error
+names to call first, and the .gitignore line that keeps git from adding a file
+(git_hints.py). Most are read from the error in path_errors.py, tool_errors.py and
 value_hints.py; some need a call of their own (a folder's listing, a file's text), made
 quietly through the bridge: a hint's own call makes no hints of its own, and
 ``calling`` tells the bridge which call that is.
@@ -20,6 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from deskmate.app.agent.git_hints import ignored_paths, unignore_hint
 from deskmate.app.agent.header_rows import header_hint
 from deskmate.app.agent.path_errors import (
     folder_note,
@@ -42,6 +44,7 @@ from deskmate.app.agent.tool_errors import (
     fixed_edits,
     move_into_hint,
     named_first,
+    path_arguments,
     wildcard_hint,
 )
 from deskmate.app.agent.turn_record import TurnRecord
@@ -95,7 +98,8 @@ class FailureHints:
                 + move_into_hint(spec.name, arguments, error)
                 + create_first(tools, server, sig.name, error)
                 + named_first(tools, server, spec.name, error, arguments,
-                              turn.changed, turn.unchanged, turn.called))
+                              turn.changed, turn.unchanged, turn.called)
+                + self._unignored(server, spec.name, error, arguments))
 
     def _docs(self, turn: TurnRecord, server: str, sig: Signature) -> str:
         """The tool's documentation, the first time it fails in a turn: the compact
@@ -134,6 +138,23 @@ class FailureHints:
         if not shown or fixed is None:
             return shown
         return f"{shown}\nLikely meant: {call_with(server, sig, {}, fixed)}"
+
+    def _unignored(self, server: str, tool: str, error: str,
+                   arguments: dict[str, Any]) -> str:
+        """For git's "paths are ignored by one of your .gitignore files": the line that
+        ignores the file, read from the repository's .gitignore with whichever server
+        reads files (git_hints.py), and the edit that makes git track it."""
+        paths = ignored_paths(error)
+        repo = next((value for _, value in path_arguments(arguments)
+                     if value.startswith("/")), None)
+        if not paths or repo is None:
+            return ""
+        tools = self._tools()
+        reader = next(((s, name) for (s, name) in tools if name in READ_FILE_TOOLS), None)
+        text = (None if reader is None else
+                self._quietly(*reader, {"path": f"{repo.rstrip('/')}/.gitignore"}))
+        return unignore_hint(tools, repo, paths[0], text if isinstance(text, str) else None,
+                             f"{server}.{tool}")
 
     def _meant(self, error: str, arguments: dict[str, Any]) -> str | None:
         """For git's unmatched pathspec: the name in the repository's folder that the

@@ -153,6 +153,7 @@ def unseen_again(unseen: list[str], shown: list[str]) -> str:
 # (actions_code.py); the request follows.
 NOT_RUN = "Not run: "  # the start of every message that says a cell was not run
 WORK_IT_OUT = "Check: the request asks "  # the start of worked_out.work_it_out's check
+LACKS_VALUE = "That answer gives no "  # the start of asked_value.lacks_check's check
 SAME_CODE = NOT_RUN + "this is the same code as before in this task, "
 REPEATED_HEAD = SAME_CODE + "so its output would be the same again. "
 REPEATED = (REPEATED_HEAD + "Take another way to what the request asks (another tool, other "
@@ -207,7 +208,7 @@ def failed_output(content: str) -> bool:
 def is_feedback(content: str) -> bool:
     """A user-role message the loop wrote (a cell's output, a correction), not the user's."""
     return (content.startswith((OUTPUT_PREFIX, TOOLS_FOUND, EXAMPLE_PREFIX, SAME_CODE,
-                                 LOOKED_AGAIN, PRINTS_ONLY, WORK_IT_OUT,
+                                 LOOKED_AGAIN, PRINTS_ONLY, WORK_IT_OUT, LACKS_VALUE,
                                 UNSEEN_NAMES, MISSING_STEP, LOOK_NOTE))
             or names_check(content)
             or any(check in content.split("\n", 1)[0] for check in (UNOPENED, UNREAD_FILES))

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from deskmate.app.agent.blind_delete import deletes_records
 from deskmate.app.agent.empty_result import empty
 from deskmate.app.agent.made_up import made_up_note, record_values
 from deskmate.app.agent.overwrite import Loss, asks_to_remove, loss, whole_write
@@ -53,7 +54,13 @@ class TurnRecord:
     _texts: dict[str, str] = field(default_factory=dict)
     _rewritten: set[str] = field(default_factory=set)  # files a write of this turn changed
     unchanged: list[str] = field(default_factory=list)  # files a write left as they were
-    _refused: set[str] = field(default_factory=set)  # writes refused as losses (overwrite.py)
+    # Calls refused once: writes as losses (overwrite.py), deletes of records unread
+    # (blind_delete.py).
+    _refused: set[str] = field(default_factory=set)
+    # A cell that met a delete refused as unread may be written again as it was, and the
+    # delete then runs (a write refused as a loss may not: the repeat guard stays, since
+    # the 1.5B wrote the refused write again unchanged).
+    deletes_refused: int = 0
 
     def new_step(self) -> None:
         self.returned = []
@@ -100,6 +107,19 @@ class TurnRecord:
         self._refused.add(again)
         return found
 
+    def blind_delete(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """Whether a delete of records comes before anything this turn returned
+        (blind_delete.py); False for the same call made again after being told."""
+        # (the first look's reads are no results of the model's, but were shown to it)
+        if self.results or self._texts or not deletes_records(tool, arguments):
+            return False
+        again = json.dumps([tool, arguments], sort_keys=True, default=str)
+        if again in self._refused:
+            return False
+        self._refused.add(again)
+        self.deletes_refused += 1
+        return True
+
     def saw(self, reads: bool, arguments: dict[str, Any], text: str) -> tuple[str, str] | None:
         """Keep what a call that succeeded says a file holds (``reads``: a tool that only
         reads); for a write that gave a file exactly the text this turn saw in it, the
@@ -126,9 +146,7 @@ class TurnRecord:
             if path in self.unchanged:
                 self.unchanged.remove(path)
             return None
-        # A read of the whole file: no argument but the path (not its head or tail).
-        whole = all(v is None for k, v in arguments.items() if k != key)
-        if reads and whole and text.strip():
+        if reads and whole_read(arguments, key, text) and text.strip():
             self._texts[path] = text
         elif not reads:
             self._texts.pop(path, None)  # changed some other way (an edit, a move)
@@ -167,6 +185,21 @@ class TurnRecord:
         if any((server, sig.name) in self.called for server, sig in found):
             return []
         return [f"{py_identifier(server)}.{sig.call_text()}" for server, sig in found]
+
+
+# A read's arguments that take part of a file: its first or last lines.
+LINE_LIMITS = ("head", "tail")
+
+
+def whole_read(arguments: dict[str, Any], key: str, text: str) -> bool:
+    """Whether a read returned the whole file: no argument but the path (``key``), or a
+    head or tail of more lines than the text has. The first look reads with a head, and
+    a file shorter than it is read whole: its text, missed, let a write of garbage over
+    a three-line file through (the loss check had nothing to compare with)."""
+    lines = len(text.splitlines())
+    return all(v is None or (k.lower() in LINE_LIMITS and isinstance(v, int | float)
+                             and not isinstance(v, bool) and lines < v)
+               for k, v in arguments.items() if k != key)
 
 
 def unchanged_note(call: str, named: tuple[str, str]) -> str:

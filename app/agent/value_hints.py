@@ -213,6 +213,10 @@ def _meant_value(value: str, candidates: list[str]) -> str | None:
     if not words:
         return None
     fits = [c for c in candidates if words <= set(re.findall(r"[a-z0-9]+", c.lower()))]
+    if not fits and "," in value:
+        # A place with its country ("Auckland, New Zealand"): the zone is the city's
+        # (Pacific/Auckland), which does not name the country.
+        return _meant_value(value.split(",")[0], candidates)
     return min(fits, key=len) if fits else None
 
 

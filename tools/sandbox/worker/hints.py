@@ -12,7 +12,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from .regex_miss import failing_cell_line, line_values, regex_miss, value_of
-from .row_hints import EXTRA_FIELDS, empty_line, extra_fields, unpack_lines, unpack_split
+from .row_hints import (
+    EXTRA_FIELDS,
+    empty_line,
+    extra_fields,
+    keyed_by_data,
+    unpack_lines,
+    unpack_split,
+)
 from .state import Toolspace
 from .text_math import text_math
 
@@ -198,6 +205,8 @@ def dict_keys(exc: KeyError) -> str:
     name, value = found
     if not value:
         return f"Hint: {name} is an empty dict\n"
+    if by_data := keyed_by_data(name, value, key):
+        return by_data
     shown = ", ".join(_key_and_value(k, v) for k, v in list(value.items())[:KEYS_SHOWN])
     more = f" and {len(value) - KEYS_SHOWN} more" if len(value) > KEYS_SHOWN else ""
     close = close_key(key, list(value))
@@ -205,9 +214,32 @@ def dict_keys(exc: KeyError) -> str:
     # and 'target'): the indexes that reach it.
     below = [f"{name}[{k!r}][{key!r}]" for k, v in value.items()
              if isinstance(v, dict) and key in v][:3]
-    meant = (f"; likely meant {name}[{close!r}]" if close is not None
-             else f"; likely meant {' or '.join(below)}" if below else "")
+    # A time or a date asked of a datetime's text: its slice, before the key that holds it.
+    meant = (_part_of_datetime(name, value, key)
+             or (f"; likely meant {name}[{close!r}]" if close is not None
+                 else f"; likely meant {' or '.join(below)}" if below else ""))
     return f"Hint: {name} has no key {key!r}; its keys are {shown}{more}{meant}\n"
+
+
+ISO_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+# Keys asked for that name a part of a datetime, and the slice of an ISO text that gives it.
+DATETIME_PARTS = {"time": slice(11, 16), "localtime": slice(11, 16), "hour": slice(11, 13),
+                  "clock": slice(11, 16), "date": slice(0, 10), "day": slice(0, 10)}
+
+
+def _part_of_datetime(name: str, value: dict, key: object) -> str:
+    """For a time or a date asked of a dict that holds an ISO datetime text (the time
+    server's ``{'timezone': 'Asia/Tokyo', 'datetime': '2026-12-06T23:30:00+09:00'}``):
+    the slice that gives it. Told the dict's keys, the 1.5B asked for 'time' twice more
+    (a closest key, 'datetime' or 'timezone', could not be told apart)."""
+    part = DATETIME_PARTS.get(_plain(key)) if isinstance(key, str) else None
+    held = next(((k, v) for k, v in value.items()
+                 if isinstance(v, str) and ISO_DATETIME.match(v)), None)
+    if part is None or held is None:
+        return ""
+    index = f"{name}[{held[0]!r}]"
+    return (f"; the {key} is part of {index}: {index}[{part.start}:{part.stop}] gives "
+            f"{held[1][part]!r}")
 
 
 KEYS_SHOWN = 12
@@ -402,7 +434,7 @@ def delete_calls(toolspace: Toolspace) -> list[str]:
     """The first three connected tools that delete files, as calls to write."""
     return [tool_call(server, tool, toolspace)
             for tool, servers in toolspace.tool_servers.items()
-            if DELETE_WORDS & _name_words(tool)
+            if DELETE_WORDS & name_words(tool)
             for server in servers if _takes_a_path(server, tool, toolspace)][:3]
 
 
@@ -410,10 +442,10 @@ def _takes_a_path(server: str, tool: str, toolspace: Toolspace) -> bool:
     line = toolspace.signatures.get(f"{server}.{tool}")
     if line:
         return bool(PATH_PARAMETER.search(line))
-    return bool(FILE_WORDS & _name_words(tool))
+    return bool(FILE_WORDS & name_words(tool))
 
 
-def _name_words(tool: str) -> set[str]:
+def name_words(tool: str) -> set[str]:
     return set(re.split(r"[_\W]+", tool.lower()))
 
 

@@ -19,7 +19,7 @@ import sys
 import threading
 from typing import cast
 
-from . import paths, protocol, rlimits
+from . import paths, programs, protocol, rlimits
 from .cell import run_cell
 from .channel import Channel
 from .connected_files import ToolFiles
@@ -53,6 +53,7 @@ def main(argv: list[str]) -> int:
         servers, lambda server: lambda tool, **kwargs: getattr(ns[server], tool)(**kwargs),
         lambda: channel.changes)
     paths.install(state, files)
+    programs.install(state)
     threading.Thread(target=channel.read_forever, name="protocol", daemon=True).start()
     channel.send({"type": "ready"})
     number = 0

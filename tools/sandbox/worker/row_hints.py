@@ -1,7 +1,8 @@
 """Hints for a text's lines and rows used as something else: ``a, b = line.split()``
 over a line of more words, a CSV text unpacked by a loop as rows, rows with more keys
 than a ``csv.DictWriter``'s fieldnames, an index on the empty line a text split on
-``"\\n"`` ends with. hints.py asks these by the error's kind."""
+``"\\n"`` ends with, a row keyed by a data row's values instead of the header's names.
+hints.py asks these by the error's kind."""
 
 from __future__ import annotations
 
@@ -103,3 +104,19 @@ def empty_line(exc: BaseException) -> str:
                 "it ends with a newline): keep the lines that have text, "
                 "[line for line in text.splitlines() if line.strip()]\n")
     return ""
+
+
+def keyed_by_data(name: str, row: dict, key: object) -> str:
+    """A row whose keys are its own values (``{'2025-06-02': '2025-06-02', 'groceries':
+    'groceries', …}``), indexed by a column's name: the rows were zipped with a data row
+    (the header line cut off by a ``[1:]`` before it was taken as the names). The 1.5B,
+    shown the row's keys, read them for the data and answered that nothing was over
+    budget (dev2). csv.DictReader takes the names from the first line."""
+    if len(row) < 2 or not all(isinstance(k, str) and k == v for k, v in row.items()):
+        return ""
+    shown = ", ".join(repr(k) for k in list(row)[:4]) + (" …" if len(row) > 4 else "")
+    return (f"Hint: {name} has no key {key!r}: its keys are its own values ({shown}), so "
+            "the rows were zipped with a data row, not with the header line's names (a "
+            "[1:] that cut the header off before it was taken?). Let csv take the names "
+            "from the first line: rows = list(csv.DictReader(io.StringIO(text))) (import "
+            f"csv, io), then row[{key!r}] for each row\n")
