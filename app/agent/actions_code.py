@@ -71,7 +71,7 @@ class CodeActions:
                  missing: Callable[[str], MissingStep | None] = lambda request: None,
                  changes: Callable[[], int] = lambda: 0,
                  texts: Callable[[], Sequence[str]] = tuple,
-                 refusals: Callable[[], int] = lambda: 0) -> None:
+                 deletes_refused: Callable[[], int] = lambda: 0) -> None:
         self.sandbox = sandbox
         self.objects = objects  # the servers' names in the sandbox, now (they can change)
         self.returned = returned  # what the running cell's tool calls returned
@@ -79,7 +79,7 @@ class CodeActions:
         self.missing = missing  # a change the request asks for that no tool did this turn
         self.changes = changes  # the changes tools made this turn (TurnRecord.changes)
         self.texts = texts  # the texts the turn's tool calls returned (TurnRecord.results)
-        self.refusals = refusals  # deletes refused as unread this turn (TurnRecord)
+        self.deletes_refused = deletes_refused  # deletes refused as unread (TurnRecord)
         # The changes made by the end of each cell's last run: a cell written again after
         # a later change (a file written since it was read) would not do the same again.
         self._changes_at: dict[str, int] = {}
@@ -185,13 +185,13 @@ class CodeActions:
         if self._looked and only_calls(parsed.code, self._looked):
             # The look's calls again, printed: a step spent on what is already shown.
             return (yield from self._not_run(step, cell, LOOKED_AGAIN + turn.request, turn))
-        refused = self.refusals()
+        refused = self.deletes_refused()
         result = yield from self._execute(parsed.code, turn)
         # A cell the user refused may be asked again; so may one that met a delete
         # refused as unread (blind_delete.py), whose error says the same call again
         # goes through.
         if result.ran:
-            if self.refusals() == refused:
+            if self.deletes_refused() == refused:
                 self._cells[cell] += 1
             self._changes_at[cell] = self.changes()
             self._failed = result.status != "ok"

@@ -116,7 +116,7 @@ def build_agent(model: ChatModel, *, hub: ToolHub | None = None, mode: Mode = "c
                                   request, bridge.tools(), bridge.turn.called),
                               changes=lambda: bridge.turn.changes,
                               texts=lambda: bridge.turn.results,
-                              refusals=lambda: bridge.turn.deletes_refused)
+                              deletes_refused=lambda: bridge.turn.deletes_refused)
     elif mode == "eager":
         prompt = EAGER_PROMPT
         actions = EagerActions(bridge)
