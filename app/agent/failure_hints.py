@@ -34,13 +34,13 @@ from deskmate.app.agent.path_errors import (
     write_first,
 )
 from deskmate.app.agent.tool_errors import (
-    READ_FILE_TOOLS,
     WRITE_FILE_TOOLS,
     Tools,
     character_hint,
     closest_lines,
     create_first,
     edit_target,
+    file_reader,
     fixed_edits,
     move_into_hint,
     named_first,
@@ -127,10 +127,10 @@ class FailureHints:
         with the file's words for a one-word text to replace (tool_errors.fixed_edits)."""
         target = edit_target(error, arguments)
         tools = self._tools()
-        reader = next((name for name in READ_FILE_TOOLS if (server, name) in tools), None)
+        reader = file_reader(tools, server)
         if target is None or reader is None:
             return ""
-        text = self._quietly(server, reader, {"path": target[0]})
+        text = self._quietly(*reader, {"path": target[0]})
         if text is None:
             return ""
         shown = closest_lines(target[0], text, target[1])
@@ -150,7 +150,7 @@ class FailureHints:
         if not paths or repo is None:
             return ""
         tools = self._tools()
-        reader = next(((s, name) for (s, name) in tools if name in READ_FILE_TOOLS), None)
+        reader = file_reader(tools)  # (whichever server reads files: git's does not)
         text = (None if reader is None else
                 self._quietly(*reader, {"path": f"{repo.rstrip('/')}/.gitignore"}))
         return unignore_hint(tools, repo, paths[0], text if isinstance(text, str) else None,

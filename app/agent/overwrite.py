@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from deskmate.app.agent.tool_errors import TEXT_WORDS, Tools, path_arguments
+from deskmate.app.agent.tool_errors import TEXT_WORDS, Tools, file_reader, path_arguments
 from deskmate.tools.signatures import py_identifier
 
 KEPT_SHARE = 0.5  # of the old text's words (case-insensitive), below which a write drops
@@ -90,16 +90,10 @@ def asks_to_remove(request: str) -> bool:
 SHOWN_TEXT = 200  # characters of the write's own text copied into the fix
 
 
-# A file server's tools that read a whole file's text, as a refused write's fix calls them.
-READERS = ("read_text_file", "read_file")
-
-
 def reader_call(tools: Tools, server: str) -> str:
     """The call that reads a whole file's text on ``server`` (a file server), or ""."""
-    for name in READERS:
-        if (server, name) in tools:
-            return f"{py_identifier(server)}.{tools[server, name][1].name}"
-    return ""
+    found = file_reader(tools, server)
+    return f"{py_identifier(server)}.{tools[found][1].name}" if found else ""
 
 
 def loss_error(call: str, found: Loss, reader: str = "") -> str:

@@ -275,6 +275,17 @@ def _object_fields(spec: ToolSpec, original: str) -> set[str]:
 NO_MATCH = re.compile(r"could not find (?:an )?exact match|no (?:exact )?match(?:es)? found"
                       r"|not found in (?:the )?file", re.I)
 READ_FILE_TOOLS = ("read_text_file", "read_file")
+
+
+def file_reader(tools: Tools, server: str | None = None) -> tuple[str, str] | None:
+    """(server, tool) of a connected tool that reads a whole file's text: ``server``'s
+    own, or with no server named, the first server's that has one."""
+    for name in READ_FILE_TOOLS:
+        found = next((s for (s, tool) in tools
+                      if tool == name and server in (None, s)), None)
+        if found is not None:
+            return found, name
+    return None
 CLOSE_LINES = 3  # of the file, shown after an edit that matched nothing
 SCANNED_LINES = 3000  # of the file, compared with the text to replace
 OLD_WORDS = ("old", "search", "find")  # start the names of an edit's text to replace
