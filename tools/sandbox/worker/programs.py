@@ -13,7 +13,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import shlex
 import sys
 
 from .hints import name_words, tool_call
@@ -77,6 +76,8 @@ def _from_cell() -> bool:
 
 def _command(event: str, args: tuple) -> tuple[str, list[str]]:
     """The command line as written, and the programs it runs, in order."""
+    import shlex  # (here, not at the worker's start: only a cell that runs a program needs it)
+
     # os.system: (command,); the others: (executable, argv, ...).
     if event == "os.system":
         text = os.fsdecode(args[0])
@@ -93,6 +94,8 @@ def _command(event: str, args: tuple) -> tuple[str, list[str]]:
 
 def _shell_programs(text: str) -> list[str]:
     """The programs of a shell command (``cd repo && git commit -m x`` runs git)."""
+    import shlex
+
     programs = []
     for part in SEPARATORS.split(text):
         try:
@@ -150,6 +153,8 @@ def tool_calls(command: str, program: str, toolspace: Toolspace) -> list[str]:
 def _words_of(command: str) -> list[str]:
     """The command's plain words, once each: no options, paths, values with spaces,
     numbers, ``cd`` or ``sudo``."""
+    import shlex
+
     try:
         words = shlex.split(command)
     except ValueError:
