@@ -21,6 +21,7 @@ def test_the_questions_that_ask_for_a_time_or_a_number():
     # A "when" that sets a condition, a request with no question: nothing asked.
     assert asked_kind("When you are done, write the total into /tmp/x.txt.") is None
     assert asked_kind("Sort the lines of /w/list.txt.") is None
+    assert asked_kind("Is /w/when-due/how-many.txt empty?") is None  # words of a path
 
 
 def test_answers_that_give_the_value_or_none():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from deskmate.app.agent.parse import LACKS_VALUE
+from deskmate.app.agent.request import PATH
 
 # Sentences end at ". ", "? ", "! " or a line's end (not at a path's or an address's dot);
 # a question's ends with '?', or asks with "tell me" / "find out".
@@ -34,11 +35,12 @@ def asked_kind(request: str) -> tuple[str, str] | None:
     are done, write …", is not a question)."""
     for part in SENTENCE_END.split(request):
         sentence = " ".join(part.split())
-        if not (sentence.endswith("?") or TELLS.search(sentence)):
+        said = PATH.sub(" ", sentence)  # (a path's words do not ask: /w/when-due/a.txt)
+        if not (sentence.endswith("?") or TELLS.search(said)):
             continue
-        if ASKS_TIME.search(sentence):
+        if ASKS_TIME.search(said):
             return "time or date", sentence
-        if ASKS_NUMBER.search(sentence):
+        if ASKS_NUMBER.search(said):
             return "number", sentence
     return None
 
